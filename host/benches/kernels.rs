@@ -1,0 +1,620 @@
+//! The benchmark: every kernel against the device's copy bandwidth, and against CPU baselines.
+//!
+//! `cargo bench -p cuimg --bench kernels -- [--quick] [--out DIR] [--images DIR]`
+//! (or `gpu-bundle/run.sh bench` on a GPU machine without Rust).
+//!
+//! Method: the ceiling is a large device-to-device copy (bytes read + written) measured in
+//! the same run. Each GPU case is warmed up, then timed launch by launch with device events;
+//! the median is reported. Inputs and outputs rotate among enough copies to exceed the L2
+//! cache twice over, so small sizes measure memory, not cache. Effective GB/s counts the
+//! fewest bytes the operation must move (each input read once, each output written once).
+//! CPU baselines run on the same inputs: the serial loop of `cuimg::cpu` (how tutorials
+//! time "the CPU"), a rayon version using every core, and the `image` crate's grayscale.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cuimg::{DeviceImage, Gpu, Gray8, GrayWeights, Image, Lut, Pixel, Rgb8, Rgba8, Stream, cpu};
+use plotters::prelude::*;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde_json::{Value, json};
+
+const SIZES: [(u32, u32, &str); 3] = [(1920, 1080, "1080p"), (3840, 2160, "4K"), (7680, 4320, "8K")];
+/// Bytes of input + output across the rotation sets: twice the largest L2 of current GPUs.
+const ROTATION_BYTES: u64 = 256 << 20;
+
+struct Opts {
+    quick: bool,
+    out: PathBuf,
+    images: PathBuf,
+}
+
+fn opts() -> Opts {
+    let mut o = Opts { quick: false, out: PathBuf::from("bench-out"), images: PathBuf::from("../shared/images") };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--out" => o.out = args.next().expect("--out DIR").into(),
+            "--images" => o.images = args.next().expect("--images DIR").into(),
+            "--bench" => {}
+            other => panic!("unknown argument {other}; use [--quick] [--out DIR] [--images DIR]"),
+        }
+    }
+    if let Some(dir) = std::env::var_os("CUIMG_IMAGES") {
+        o.images = dir.into();
+    }
+    o
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Median milliseconds of `runs` event-timed calls of `f(i)` after `warm` untimed ones.
+fn time_gpu(s: &Stream, warm: usize, runs: usize, mut f: impl FnMut(usize) -> cuimg::Result<()>) -> (f64, f64) {
+    for i in 0..warm {
+        f(i).expect("warm-up");
+    }
+    s.synchronize().unwrap();
+    let mut t: Vec<f64> = (0..runs)
+        .map(|i| {
+            let a = s.mark().unwrap();
+            f(i).expect("timed run");
+            a.elapsed_ms(&s.mark().unwrap()).unwrap() as f64
+        })
+        .collect();
+    let min = t.iter().cloned().fold(f64::MAX, f64::min);
+    (median(&mut t), min)
+}
+
+/// Median milliseconds of `runs` host-timed calls.
+fn time_cpu<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let a = Instant::now();
+            std::hint::black_box(f());
+            a.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(&mut t)
+}
+
+// ---------- rayon baselines (same results as cuimg::cpu, every core) ----------
+
+fn par_gray<P: cuimg::Color>(img: &Image<P>) -> Vec<u8> {
+    let [r, g, b] = P::RGB;
+    img.pixels()
+        .par_iter()
+        .map(|p| {
+            let c = p.channels();
+            ((c[r] as u32 * 9798 + c[g] as u32 * 19235 + c[b] as u32 * 3735 + 16384) >> 15) as u8
+        })
+        .collect()
+}
+
+fn par_hist(bytes: &[u8]) -> [u32; 256] {
+    bytes
+        .par_chunks(1 << 16)
+        .fold(
+            || [0u32; 256],
+            |mut h, c| {
+                c.iter().for_each(|&v| h[v as usize] += 1);
+                h
+            },
+        )
+        .reduce(
+            || [0u32; 256],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
+fn par_lut(bytes: &[u8], lut: &Lut) -> Vec<u8> {
+    bytes.par_iter().map(|&v| lut.0[v as usize]).collect()
+}
+
+fn par_equalize(bytes: &[u8]) -> Vec<u8> {
+    let h = par_hist(bytes);
+    par_lut(bytes, &cuimg::ops::histogram::equalization_lut(&h))
+}
+
+fn par_gather(src: &[f32], idx: &[u32]) -> Vec<f32> {
+    idx.par_iter().map(|&j| src[j as usize]).collect()
+}
+
+// ---------- inputs ----------
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Data {
+    Random,
+    Photo,
+    Constant,
+}
+
+impl Data {
+    fn name(self) -> &'static str {
+        match self {
+            Data::Random => "random",
+            Data::Photo => "photo",
+            Data::Constant => "constant",
+        }
+    }
+}
+
+fn make<P: Pixel>(data: Data, w: u32, h: u32, photo: &Image<Rgb8>, seed: u64) -> Image<P> {
+    match data {
+        Data::Random => {
+            let mut img = Image::<P>::new(w, h);
+            SmallRng::seed_from_u64(seed).fill(img.as_bytes_mut());
+            img
+        }
+        Data::Constant => Image::filled(w, h, 77),
+        Data::Photo => {
+            // Tile the photo's bytes (gray: its luma; RGBA: alpha 255).
+            let gray = cpu::grayscale(&photo.view(), GrayWeights::Bt601).unwrap();
+            Image::from_fn(w, h, |x, y| {
+                let (px, py) = (x % photo.width(), y % photo.height());
+                let rgb = photo.get(px, py).0;
+                let mut p = P::zeroed();
+                let b = bytemuck::bytes_of_mut(&mut p);
+                match P::CHANNELS {
+                    1 => b[0] = gray.get(px, py).0[0],
+                    3 => b.copy_from_slice(&rgb),
+                    _ => b.copy_from_slice(&[rgb[0], rgb[1], rgb[2], 255]),
+                }
+                p
+            })
+        }
+    }
+}
+
+/// `sets` device copies of `img`, so timed runs rotate through more memory than L2 holds.
+fn rotation<P: Pixel>(s: &Stream, img: &Image<P>, sets: usize) -> Vec<DeviceImage<P>> {
+    (0..sets).map(|_| s.upload(&img.view()).unwrap()).collect()
+}
+
+fn sets_for(bytes_per_run: u64) -> usize {
+    ROTATION_BYTES.div_ceil(bytes_per_run).clamp(1, 64) as usize
+}
+
+// ---------- results ----------
+
+#[derive(Clone)]
+struct Row {
+    op: &'static str,
+    size: &'static str,
+    megapixels: f64,
+    data: &'static str,
+    gpu_ms: f64,
+    gpu_min_ms: f64,
+    bytes: u64,
+    cpu_serial_ms: Option<f64>,
+    cpu_rayon_ms: Option<f64>,
+    image_crate_ms: Option<f64>,
+}
+
+impl Row {
+    fn gbps(&self) -> f64 {
+        self.bytes as f64 / (self.gpu_ms * 1e-3) / 1e9
+    }
+}
+
+fn main() {
+    let o = opts();
+    std::fs::create_dir_all(&o.out).expect("output folder");
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("the benchmark needs a GPU: {e}");
+            std::process::exit(2);
+        }
+    };
+    let s = gpu.stream().unwrap();
+    let (warm, runs, cpu_runs) = if o.quick { (2, 10, 1) } else { (5, 50, 3) };
+    println!(
+        "device: {} (sm_{}{}, {} SMs); {} rayon threads",
+        gpu.name(),
+        gpu.compute_capability().0,
+        gpu.compute_capability().1,
+        gpu.multiprocessors(),
+        rayon::current_num_threads()
+    );
+    let photo = cuimg::io::load_rgb(o.images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
+
+    // 1. The ceiling: a large device-to-device copy.
+    let copy_bytes: usize = 1 << 30;
+    let a = s.alloc_slice::<u8>(copy_bytes).unwrap();
+    let mut b = s.alloc_slice::<u8>(copy_bytes).unwrap();
+    let (copy_ms, _) = time_gpu(&s, 3, 20, |_| s.copy_slice(&a, &mut b));
+    let copy_gbps = 2.0 * copy_bytes as f64 / (copy_ms * 1e-3) / 1e9;
+    println!("copy bandwidth: {copy_gbps:.0} GB/s (1 GiB device-to-device, read + write, median of 20)");
+    drop((a, b));
+
+    let mut rows: Vec<Row> = Vec::new();
+    let sizes: Vec<_> = if o.quick { SIZES[2..].to_vec() } else { SIZES.to_vec() };
+    let total = sizes.len() * 3;
+    let mut done = 0;
+    for &(w, h, size) in &sizes {
+        let n = w as u64 * h as u64;
+        let mp = n as f64 / 1e6;
+        for data in [Data::Random, Data::Photo, Data::Constant] {
+            done += 1;
+            let t0 = Instant::now();
+            let dn = data.name();
+            let rgb = make::<Rgb8>(data, w, h, &photo, 1);
+            let rgba = make::<Rgba8>(data, w, h, &photo, 2);
+            let gray = make::<Gray8>(data, w, h, &photo, 3);
+            let lut = Lut::gamma(2.2);
+            let cpu_if =
+                |f: &mut dyn FnMut() -> f64| if data == Data::Random || data == Data::Photo { Some(f()) } else { None };
+
+            // Grayscale RGB8 and RGBA8.
+            for (op, bpp) in [("grayscale RGB8", 3u64), ("grayscale RGBA8", 4)] {
+                let sets = sets_for(n * (bpp + 1));
+                let mut outs: Vec<DeviceImage<Gray8>> = (0..sets).map(|_| s.alloc::<Gray8>(w, h).unwrap()).collect();
+                let (med, min) = if bpp == 3 {
+                    let ins = rotation(&s, &rgb, sets);
+                    time_gpu(&s, warm, runs, |i| s.grayscale(&ins[i % sets], &mut outs[i % sets], GrayWeights::Bt601))
+                } else {
+                    let ins = rotation(&s, &rgba, sets);
+                    time_gpu(&s, warm, runs, |i| s.grayscale(&ins[i % sets], &mut outs[i % sets], GrayWeights::Bt601))
+                };
+                let (serial, rayon_t, image_t) = if bpp == 3 {
+                    let img = image::RgbImage::from_raw(w, h, rgb.as_bytes().to_vec()).unwrap();
+                    (
+                        cpu_if(&mut || time_cpu(cpu_runs, || cpu::grayscale(&rgb.view(), GrayWeights::Bt601).unwrap())),
+                        cpu_if(&mut || time_cpu(cpu_runs, || par_gray(&rgb))),
+                        cpu_if(&mut || time_cpu(cpu_runs, || image::imageops::grayscale(&img))),
+                    )
+                } else {
+                    (
+                        cpu_if(&mut || {
+                            time_cpu(cpu_runs, || cpu::grayscale(&rgba.view(), GrayWeights::Bt601).unwrap())
+                        }),
+                        cpu_if(&mut || time_cpu(cpu_runs, || par_gray(&rgba))),
+                        None,
+                    )
+                };
+                rows.push(Row {
+                    op,
+                    size,
+                    megapixels: mp,
+                    data: dn,
+                    gpu_ms: med,
+                    gpu_min_ms: min,
+                    bytes: n * (bpp + 1),
+                    cpu_serial_ms: serial,
+                    cpu_rayon_ms: rayon_t,
+                    image_crate_ms: image_t,
+                });
+            }
+
+            // Histogram (gray), LUT apply (gray), equalize (gray, end to end on the device).
+            let sets = sets_for(2 * n);
+            let ins = rotation(&s, &gray, sets);
+            let mut outs: Vec<DeviceImage<Gray8>> = (0..sets).map(|_| s.alloc::<Gray8>(w, h).unwrap()).collect();
+            let mut bins = s.alloc_histogram(1).unwrap();
+            let (med, min) = time_gpu(&s, warm, runs, |i| s.histogram(&ins[i % sets], &mut bins));
+            let serial = cpu_if(&mut || time_cpu(cpu_runs, || cpu::histogram(&gray.view()).unwrap()));
+            let par = cpu_if(&mut || time_cpu(cpu_runs, || par_hist(gray.as_bytes())));
+            rows.push(Row {
+                op: "histogram",
+                size,
+                megapixels: mp,
+                data: dn,
+                gpu_ms: med,
+                gpu_min_ms: min,
+                bytes: n,
+                cpu_serial_ms: serial,
+                cpu_rayon_ms: par,
+                image_crate_ms: None,
+            });
+            // Correctness on this very input, so a fast wrong kernel cannot pass silently.
+            assert_eq!(
+                s.download_histogram(&bins).unwrap(),
+                cpu::histogram(&gray.view()).unwrap(),
+                "histogram {size} {dn}"
+            );
+
+            let d_lut = s.upload_lut::<Gray8>(&lut).unwrap();
+            let (med, min) = time_gpu(&s, warm, runs, |i| s.apply_lut(&ins[i % sets], &mut outs[i % sets], &d_lut));
+            let serial = cpu_if(&mut || time_cpu(cpu_runs, || cpu::apply_lut(&gray.view(), &lut).unwrap()));
+            let par = cpu_if(&mut || time_cpu(cpu_runs, || par_lut(gray.as_bytes(), &lut)));
+            rows.push(Row {
+                op: "LUT apply",
+                size,
+                megapixels: mp,
+                data: dn,
+                gpu_ms: med,
+                gpu_min_ms: min,
+                bytes: 2 * n,
+                cpu_serial_ms: serial,
+                cpu_rayon_ms: par,
+                image_crate_ms: None,
+            });
+
+            let (med, min) = time_gpu(&s, warm, runs, |i| s.equalize(&ins[i % sets], &mut outs[i % sets]));
+            let serial = cpu_if(&mut || time_cpu(cpu_runs, || cpu::equalize(&gray.view()).unwrap()));
+            let par = cpu_if(&mut || time_cpu(cpu_runs, || par_equalize(gray.as_bytes())));
+            rows.push(Row {
+                op: "equalize",
+                size,
+                megapixels: mp,
+                data: dn,
+                gpu_ms: med,
+                gpu_min_ms: min,
+                bytes: 3 * n,
+                cpu_serial_ms: serial,
+                cpu_rayon_ms: par,
+                image_crate_ms: None,
+            });
+            let last = (runs + warm - 1) % sets;
+            assert_eq!(s.download(&outs[last]).unwrap(), cpu::equalize(&gray.view()).unwrap(), "equalize {size} {dn}");
+            drop((ins, outs));
+
+            // Gather f32, identity and random indices (values from this data kind).
+            let src: Vec<f32> = gray.as_bytes().iter().map(|&b| b as f32).collect();
+            let d_src = s.upload_slice(&src).unwrap();
+            for (op, random) in [("gather f32 identity", false), ("gather f32 random", true)] {
+                let idx: Vec<u32> = if random {
+                    let mut r = SmallRng::seed_from_u64(4);
+                    (0..n).map(|_| r.random_range(0..n as u32)).collect()
+                } else {
+                    (0..n as u32).collect()
+                };
+                let d_idx = s.upload_slice(&idx).unwrap();
+                let mut d_out = s.alloc_slice::<f32>(n as usize).unwrap();
+                let (med, min) = time_gpu(&s, warm, runs, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check());
+                let serial = cpu_if(&mut || time_cpu(cpu_runs, || cpu::gather(&src, &idx).unwrap()));
+                let par = cpu_if(&mut || time_cpu(cpu_runs, || par_gather(&src, &idx)));
+                rows.push(Row {
+                    op,
+                    size,
+                    megapixels: mp,
+                    data: dn,
+                    gpu_ms: med,
+                    gpu_min_ms: min,
+                    bytes: 12 * n,
+                    cpu_serial_ms: serial,
+                    cpu_rayon_ms: par,
+                    image_crate_ms: None,
+                });
+            }
+            println!("[{done}/{total}] {size} {dn}: {:.1} s", t0.elapsed().as_secs_f64());
+        }
+    }
+
+    // End-to-end for a file: a 4K PNG made from the photo.
+    let e2e = end_to_end(&gpu, &s, &photo);
+
+    // Reports.
+    print_table(&rows, copy_gbps);
+    let md = markdown(&gpu, &rows, copy_gbps, &e2e);
+    std::fs::write(o.out.join("bench.md"), &md).unwrap();
+    let json = json!({
+        "device": gpu.name(),
+        "compute_capability": format!("{}.{}", gpu.compute_capability().0, gpu.compute_capability().1),
+        "multiprocessors": gpu.multiprocessors(),
+        "copy_gbps": copy_gbps,
+        "rayon_threads": rayon::current_num_threads(),
+        "runs": runs,
+        "rows": rows.iter().map(|r| json!({
+            "op": r.op, "size": r.size, "megapixels": r.megapixels, "data": r.data,
+            "gpu_median_ms": r.gpu_ms, "gpu_min_ms": r.gpu_min_ms, "bytes": r.bytes,
+            "gbps": r.gbps(), "fraction_of_copy": r.gbps() / copy_gbps,
+            "cpu_serial_ms": r.cpu_serial_ms, "cpu_rayon_ms": r.cpu_rayon_ms, "image_crate_ms": r.image_crate_ms,
+        })).collect::<Vec<Value>>(),
+        "end_to_end_4k": e2e.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<String, Value>>(),
+    });
+    std::fs::write(o.out.join("bench.json"), serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    chart_time(&rows, &o.out.join("time_vs_size.svg"));
+    chart_fraction(&rows, copy_gbps, &o.out.join("fraction_of_copy.svg"));
+    println!("\nwrote {}/bench.md, bench.json, time_vs_size.svg, fraction_of_copy.svg", o.out.display());
+}
+
+fn end_to_end(gpu: &Gpu, s: &Stream, photo: &Image<Rgb8>) -> BTreeMap<&'static str, f64> {
+    let (w, h) = (3840, 2160);
+    let big = Image::from_fn(w, h, |x, y| photo.get(x % photo.width(), y % photo.height()));
+    let png = cuimg::io::encode_png(&big).unwrap();
+    let mut t = BTreeMap::new();
+    let img = {
+        let a = Instant::now();
+        let img = cuimg::io::decode_rgb(&png, std::path::Path::new("4k.png")).unwrap();
+        t.insert("1 decode PNG (host)", a.elapsed().as_secs_f64() * 1e3);
+        img
+    };
+    let mut dev = s.alloc::<Rgb8>(w, h).unwrap();
+    let (up, _) = time_gpu(s, 1, 5, |_| s.upload_into(&img.view(), &mut dev));
+    t.insert("2a upload, pageable", up);
+    let mut pinned = gpu.alloc_pinned::<Rgb8>(w, h).unwrap();
+    pinned.copy_from(&img.view()).unwrap();
+    let (up, _) = time_gpu(s, 1, 5, |_| s.upload_pinned_into(&pinned, &mut dev));
+    t.insert("2b upload, pinned", up);
+    let mut gray = s.alloc::<Gray8>(w, h).unwrap();
+    let (k, _) = time_gpu(s, 2, 10, |_| s.grayscale(&dev, &mut gray, GrayWeights::Bt601));
+    t.insert("3 kernel (grayscale)", k);
+    let mut out = gpu.alloc_pinned::<Gray8>(w, h).unwrap();
+    let (down_pinned, _) = time_gpu(s, 1, 5, |_| s.download_pinned(&gray, &mut out));
+    t.insert("4b download, pinned", down_pinned);
+    let a = Instant::now();
+    let host = s.download(&gray).unwrap();
+    t.insert("4a download, pageable (host clock)", a.elapsed().as_secs_f64() * 1e3);
+    let a = Instant::now();
+    let encoded = cuimg::io::encode_png(&host).unwrap();
+    t.insert("5 encode PNG (host)", a.elapsed().as_secs_f64() * 1e3);
+    std::hint::black_box(encoded);
+    t
+}
+
+fn print_table(rows: &[Row], copy: f64) {
+    println!(
+        "\n{:<20} {:>6} {:>9} {:>10} {:>8} {:>7} {:>11} {:>11}",
+        "op", "size", "data", "GPU ms", "GB/s", "of copy", "CPU serial", "CPU rayon"
+    );
+    for r in rows {
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        println!(
+            "{:<20} {:>6} {:>9} {:>10.4} {:>8.0} {:>7.2} {:>11} {:>11}",
+            r.op,
+            r.size,
+            r.data,
+            r.gpu_ms,
+            r.gbps(),
+            r.gbps() / copy,
+            f(r.cpu_serial_ms),
+            f(r.cpu_rayon_ms)
+        );
+    }
+}
+
+fn markdown(gpu: &Gpu, rows: &[Row], copy: f64, e2e: &BTreeMap<&str, f64>) -> String {
+    let mut m = format!(
+        "Device: {} (compute capability {}.{}, {} SMs). Copy bandwidth (1 GiB device-to-device, read + write): **{copy:.0} GB/s**. CPU baselines: {} rayon threads.\n\n",
+        gpu.name(),
+        gpu.compute_capability().0,
+        gpu.compute_capability().1,
+        gpu.multiprocessors(),
+        rayon::current_num_threads()
+    );
+    m += "| op | size | data | GPU median ms | GPU min ms | bytes moved | GB/s | fraction of copy | CPU serial ms | CPU rayon ms | image crate ms | speed-up vs serial |\n";
+    m += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for r in rows {
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        m += &format!(
+            "| {} | {} | {} | {:.4} | {:.4} | {} | {:.0} | {:.2} | {} | {} | {} | {} |\n",
+            r.op,
+            r.size,
+            r.data,
+            r.gpu_ms,
+            r.gpu_min_ms,
+            r.bytes,
+            r.gbps(),
+            r.gbps() / copy,
+            f(r.cpu_serial_ms),
+            f(r.cpu_rayon_ms),
+            f(r.image_crate_ms),
+            r.cpu_serial_ms.map_or("-".into(), |c| format!("{:.0}x", c / r.gpu_ms))
+        );
+    }
+    m += "\nEnd to end, one 3840x2160 RGB PNG to a gray PNG (ms):\n\n| stage | ms |\n|---|---:|\n";
+    for (k, v) in e2e {
+        m += &format!("| {k} | {v:.3} |\n");
+    }
+    m
+}
+
+fn color(op: &str) -> RGBColor {
+    match op {
+        "grayscale RGB8" => RGBColor(31, 119, 180),
+        "grayscale RGBA8" => RGBColor(174, 199, 232),
+        "histogram" => RGBColor(255, 127, 14),
+        "equalize" => RGBColor(44, 160, 44),
+        "LUT apply" => RGBColor(214, 39, 40),
+        "gather f32 identity" => RGBColor(148, 103, 189),
+        _ => RGBColor(140, 86, 75),
+    }
+}
+
+fn ops(rows: &[Row]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = Vec::new();
+    for r in rows {
+        if !v.contains(&r.op) {
+            v.push(r.op);
+        }
+    }
+    v
+}
+
+/// Time against image size, log-log: GPU (solid) and CPU serial / rayon (dashed), random data.
+fn chart_time(rows: &[Row], path: &std::path::Path) {
+    let root = SVGBackend::new(path, (1100, 700)).into_drawing_area();
+    root.fill(&WHITE).unwrap();
+    let random: Vec<&Row> = rows.iter().filter(|r| r.data == "random").collect();
+    let ymin = random.iter().map(|r| r.gpu_ms).fold(f64::MAX, f64::min) * 0.5;
+    let ymax = random.iter().filter_map(|r| r.cpu_serial_ms).fold(1.0, f64::max) * 2.0;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Time against image size (random data): GPU solid, CPU serial dashed, CPU rayon dotted",
+            ("sans-serif", 20),
+        )
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d((1.5f64..40.0).log_scale(), (ymin..ymax).log_scale())
+        .unwrap();
+    chart.configure_mesh().x_desc("megapixels").y_desc("milliseconds (log)").draw().unwrap();
+    for op in ops(rows) {
+        let c = color(op);
+        let pts = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<(f64, f64)> {
+            random.iter().filter(|r| r.op == op).filter_map(|r| f(r).map(|v| (r.megapixels, v))).collect()
+        };
+        let gpu = pts(&|r| Some(r.gpu_ms));
+        chart
+            .draw_series(LineSeries::new(gpu.clone(), c.stroke_width(3)))
+            .unwrap()
+            .label(op)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
+        chart.draw_series(gpu.iter().map(|&p| Circle::new(p, 4, c.filled()))).unwrap();
+        chart.draw_series(DashedLineSeries::new(pts(&|r| r.cpu_serial_ms), 8, 5, c.stroke_width(2))).unwrap();
+        chart.draw_series(DashedLineSeries::new(pts(&|r| r.cpu_rayon_ms), 2, 4, c.stroke_width(2))).unwrap();
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .unwrap();
+    root.present().unwrap();
+}
+
+/// Fraction of the copy bandwidth per op at the largest size, one bar per data kind.
+fn chart_fraction(rows: &[Row], copy: f64, path: &std::path::Path) {
+    let root = SVGBackend::new(path, (1100, 600)).into_drawing_area();
+    root.fill(&WHITE).unwrap();
+    let largest = rows.iter().map(|r| r.megapixels).fold(0.0, f64::max);
+    let big: Vec<&Row> = rows.iter().filter(|r| r.megapixels == largest).collect();
+    let names = ops(rows);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "Fraction of the device copy bandwidth ({copy:.0} GB/s), {} ({:.0} MP): random | photo | constant",
+                big[0].size, largest
+            ),
+            ("sans-serif", 20),
+        )
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..names.len() as f64, 0f64..1.1)
+        .unwrap();
+    chart
+        .configure_mesh()
+        .x_labels(names.len() * 2)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - x.floor() - 0.5).abs() < 0.01 && i < names.len() { names[i].to_string() } else { String::new() }
+        })
+        .y_desc("effective GB/s / copy GB/s")
+        .draw()
+        .unwrap();
+    for (i, op) in names.iter().enumerate() {
+        for (j, data) in ["random", "photo", "constant"].iter().enumerate() {
+            if let Some(r) = big.iter().find(|r| r.op == *op && r.data == *data) {
+                let x0 = i as f64 + 0.1 + j as f64 * 0.27;
+                let c = color(op).mix([1.0, 0.7, 0.45][j]);
+                chart
+                    .draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x0 + 0.25, r.gbps() / copy)], c.filled())))
+                    .unwrap();
+            }
+        }
+    }
+    root.present().unwrap();
+}

@@ -1,0 +1,89 @@
+//! What every example shares: arguments, the GPU (or why not), and the stage timings table.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cuimg::{Gpu, Image, Rgb8, Stream};
+
+/// `[input] [output]`; no input means the embedded photo.
+pub fn args(default_out: &str) -> (Option<PathBuf>, PathBuf) {
+    let mut a = std::env::args_os().skip(1);
+    let input = a.next().map(PathBuf::from);
+    let output = a.next().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(default_out));
+    (input, output)
+}
+
+/// Stage timings, printed as a table.
+pub struct Stages(Vec<(&'static str, f64)>);
+
+impl Stages {
+    pub fn new() -> Stages {
+        Stages(Vec::new())
+    }
+
+    pub fn add(&mut self, stage: &'static str, ms: f64) {
+        self.0.push((stage, ms));
+    }
+
+    /// Times `f` on the host clock.
+    pub fn host<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.add(stage, t.elapsed().as_secs_f64() * 1e3);
+        out
+    }
+
+    /// Times `f` with device events on `stream`.
+    pub fn device<T>(
+        &mut self,
+        stage: &'static str,
+        stream: &Stream,
+        f: impl FnOnce() -> cuimg::Result<T>,
+    ) -> cuimg::Result<T> {
+        let start = stream.mark()?;
+        let out = f()?;
+        let ms = start.elapsed_ms(&stream.mark()?)?;
+        self.add(stage, ms as f64);
+        Ok(out)
+    }
+
+    pub fn print(&self, title: &str) {
+        println!("\n{title}");
+        for (stage, ms) in &self.0 {
+            println!("  {stage:<28} {ms:>10.3} ms");
+        }
+        println!("  {:<28} {:>10.3} ms", "total", self.0.iter().map(|s| s.1).sum::<f64>());
+    }
+}
+
+/// Decodes the input (or the embedded photo), timed.
+pub fn decode(stages: &mut Stages, input: &Option<PathBuf>) -> cuimg::Result<Image<Rgb8>> {
+    match input {
+        Some(path) => stages.host("decode", || cuimg::io::load_rgb(path)),
+        None => Ok(stages.host("decode (embedded photo)", cuimg::io::sample_rgb)),
+    }
+}
+
+/// The GPU, or `None` with the reason printed (the example then shows the CPU path only).
+pub fn gpu() -> Option<Gpu> {
+    let t = Instant::now();
+    match Gpu::new() {
+        Ok(gpu) => {
+            println!(
+                "GPU: {} (sm_{}{}, {} SMs), opened and PTX JIT-compiled in {:.1} ms",
+                gpu.name(),
+                gpu.compute_capability().0,
+                gpu.compute_capability().1,
+                gpu.multiprocessors(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            Some(gpu)
+        }
+        Err(e) => {
+            println!("no GPU ({e}); showing the CPU reference only");
+            None
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! RGB -> gray on the GPU, timed stage by stage, against the CPU reference.
+//!
+//! `cargo run --release --example grayscale -- [input.png] [output.png]`
+
+mod common;
+
+use cuimg::{Gray8, GrayWeights, cpu};
+
+fn main() -> cuimg::Result<()> {
+    let (input, output) = common::args("grayscale-out.png");
+    let mut gpu_stages = common::Stages::new();
+    let img = common::decode(&mut gpu_stages, &input)?;
+    println!("input: {}x{} RGB8", img.width(), img.height());
+    let mut cpu_stages = common::Stages::new();
+    let want = cpu_stages.host("CPU reference (serial loop)", || cpu::grayscale(&img.view(), GrayWeights::Bt601))?;
+
+    let gray = match common::gpu() {
+        Some(gpu) => {
+            let s = gpu.stream()?;
+            let src = gpu_stages.device("upload", &s, || s.upload(&img.view()))?;
+            let mut dst = s.alloc::<Gray8>(img.width(), img.height())?;
+            gpu_stages.device("kernel", &s, || s.grayscale(&src, &mut dst, GrayWeights::Bt601))?;
+            let gray = gpu_stages.device("download", &s, || s.download(&dst))?;
+            assert_eq!(gray, want, "GPU and CPU disagree");
+            println!("GPU result equals the CPU reference, byte for byte");
+            gray
+        }
+        None => want,
+    };
+    gpu_stages.host("encode", || cuimg::io::save(&gray, &output))?;
+    gpu_stages.print("GPU pipeline");
+    cpu_stages.print("CPU");
+    println!("\nwrote {}", output.display());
+    Ok(())
+}

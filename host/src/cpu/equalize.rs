@@ -1,0 +1,55 @@
+use crate::error::Result;
+use crate::image::{Image, ImageView};
+use crate::ops::equalize::EqualizeMode;
+use crate::ops::histogram::{Histogram, equalization_lut};
+use crate::ops::lut::Lut;
+use crate::ops::weights::GrayWeights;
+use crate::pixel::{Color, Gray8};
+
+/// Histogram equalization, bit-exact with OpenCV's `equalizeHist`.
+///
+/// ```
+/// use cuimg::{cpu, Gray8, Image};
+/// let img = Image::<Gray8>::from_bytes(4, 1, &[50, 50, 60, 70]).unwrap();
+/// assert_eq!(cpu::equalize(&img.view()).unwrap().as_bytes(), &[0, 0, 128, 255]);
+/// ```
+pub fn equalize(src: &ImageView<'_, Gray8>) -> Result<Image<Gray8>> {
+    let h = super::histogram(src)?;
+    super::apply_lut(src, &h.equalization_lut(0))
+}
+
+/// Equalizes a color image per channel or on its luma (see [`EqualizeMode`]).
+///
+/// ```
+/// use cuimg::{cpu, EqualizeMode, Image, Rgb8};
+/// let img = Image::<Rgb8>::from_bytes(2, 1, &[10, 20, 30, 40, 50, 60]).unwrap();
+/// let out = cpu::equalize_color(&img.view(), EqualizeMode::PerChannel).unwrap();
+/// assert_eq!(out.as_bytes(), &[0, 0, 0, 255, 255, 255]);
+/// ```
+pub fn equalize_color<P: Color>(src: &ImageView<'_, P>, mode: EqualizeMode) -> Result<Image<P>> {
+    match mode {
+        EqualizeMode::PerChannel => {
+            let h = super::histogram(src)?;
+            let luts: Vec<Lut> = (0..h.channels()).map(|c| h.equalization_lut(c)).collect();
+            super::apply_luts(src, &luts)
+        }
+        EqualizeMode::Luma => {
+            let luma = super::grayscale(src, GrayWeights::Bt601)?;
+            let mut h = Histogram::zeros(1);
+            for p in luma.pixels() {
+                h.channel_mut(0)[p.0[0] as usize] += 1;
+            }
+            let lut = equalization_lut(h.channel(0));
+            let mut out = src.to_image();
+            for (p, y) in out.pixels_mut().iter_mut().zip(luma.pixels()) {
+                let y = y.0[0];
+                let delta = lut[y] as i32 - y as i32;
+                let bytes = bytemuck::bytes_of_mut(p);
+                for c in P::RGB {
+                    bytes[c] = (bytes[c] as i32 + delta).clamp(0, 255) as u8;
+                }
+            }
+            Ok(out)
+        }
+    }
+}

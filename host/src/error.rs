@@ -1,0 +1,113 @@
+//! The one error type of the crate.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in `cuimg`, each with a message that says what to do.
+///
+/// Bad inputs are caught on the host before any launch, so an `Err` never leaves the GPU
+/// context unusable: the next call works.
+///
+/// ```
+/// use cuimg::{Error, Gray8, Image};
+/// let img = Image::<Gray8>::new(0, 5);
+/// let err = cuimg::cpu::equalize(&img.view()).unwrap_err();
+/// assert!(matches!(err, Error::EmptyImage { width: 0, height: 5 }));
+/// assert_eq!(err.to_string(), "empty image (0x5): the operation needs at least one pixel");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `libcuda` could not be loaded: no NVIDIA driver on this machine.
+    #[error("no CUDA driver: {0}; install the NVIDIA driver, or use the CPU functions in cuimg::cpu")]
+    NoDriver(String),
+
+    /// The driver loaded but offers no usable GPU (or not the one asked for).
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+
+    /// The embedded PTX could not be loaded on this GPU (too old a driver or GPU).
+    #[error(
+        "the embedded PTX (ISA 7.0, sm_75) could not be loaded on {device} (compute capability {major}.{minor}): {source}; \
+         cuimg needs a Turing or newer GPU and a driver for CUDA 11.0 or newer"
+    )]
+    PtxLoad {
+        device: String,
+        major: i32,
+        minor: i32,
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+
+    /// An operation got an image with no pixels.
+    #[error("empty image ({width}x{height}): the operation needs at least one pixel")]
+    EmptyImage { width: u32, height: u32 },
+
+    /// A byte buffer is too short for the image it should hold.
+    #[error("buffer of {actual} bytes is too small for {what}: it needs {needed} bytes")]
+    BufferTooSmall { what: String, needed: usize, actual: usize },
+
+    /// A buffer's length differs from the one the operation needs.
+    #[error("wrong length for {what}: expected {expected}, got {actual}")]
+    WrongLength { what: String, expected: usize, actual: usize },
+
+    /// The row pitch is smaller than one row of pixels.
+    #[error("row pitch of {pitch} bytes is smaller than a row of {row_bytes} bytes")]
+    PitchTooSmall { pitch: usize, row_bytes: usize },
+
+    /// Two images that must match in size do not.
+    #[error(
+        "dimension mismatch: {what} is {actual_width}x{actual_height}, expected {expected_width}x{expected_height}"
+    )]
+    DimensionMismatch { what: String, expected_width: u32, expected_height: u32, actual_width: u32, actual_height: u32 },
+
+    /// A region of interest that is not inside its image.
+    #[error("region x={x} y={y} {width}x{height} lies outside the {image_width}x{image_height} image")]
+    RoiOutOfBounds { x: u32, y: u32, width: u32, height: u32, image_width: u32, image_height: u32 },
+
+    /// A gather index `>= len`; `position` is the first such position in the index array.
+    #[error("gather index {index} at position {position} is out of range for a source of {len} elements")]
+    IndexOutOfRange { position: u64, index: u32, len: u64 },
+
+    /// An image or buffer too large for the kernels' counters or the address space.
+    #[error("{what} is too large: {size} exceeds the limit of {limit}")]
+    TooLarge { what: String, size: u64, limit: u64 },
+
+    /// Grayscale weights that are not finite or beyond +-16.
+    #[error("invalid grayscale weights ({r}, {g}, {b}): each must be finite and within [-16, 16]")]
+    InvalidWeights { r: f32, g: f32, b: f32 },
+
+    /// An image or buffer that belongs to another GPU context was passed in.
+    #[error("{0} belongs to a different GPU context than the stream it was used on")]
+    WrongContext(String),
+
+    /// A file could not be decoded as an image.
+    #[error("could not decode {path}: {source}")]
+    Decode {
+        path: PathBuf,
+        #[source]
+        source: image::ImageError,
+    },
+
+    /// An image could not be encoded or written.
+    #[error("could not encode {path}: {source}")]
+    Encode {
+        path: PathBuf,
+        #[source]
+        source: image::ImageError,
+    },
+
+    /// Any other CUDA driver error, such as running out of device memory.
+    #[error("CUDA driver error: {0}")]
+    Cuda(#[from] cudarc::driver::DriverError),
+}
+
+impl Error {
+    /// True when the error means "no GPU here" (no driver or no device): the cue to fall
+    /// back to the CPU functions in [`crate::cpu`].
+    pub fn is_no_gpu(&self) -> bool {
+        matches!(self, Error::NoDriver(_) | Error::NoDevice(_))
+    }
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,175 @@
+//! Histogram equalization entirely on the device: histogram -> LUT -> apply, queued on one
+//! stream with no copy back to the host in between.
+
+use cudarc::driver::DevicePtrMut;
+
+use super::context::Gpu;
+use super::histogram::histogram_smem;
+use super::launch::{launch, planar};
+use super::lut::TABLE_BYTES;
+use super::memory::{AsDeviceView, AsDeviceViewMut, DeviceView, DeviceViewMut};
+use super::stream::{Scratch, Stream};
+use crate::error::Result;
+use crate::image::{Image, ImageView};
+use crate::ops::equalize::EqualizeMode;
+use crate::ops::lut::Lut;
+use crate::ops::weights::GrayWeights;
+use crate::pixel::{Color, Gray8};
+use crate::validate;
+
+impl Stream {
+    /// Histogram equalization of a gray image, bit-exact with OpenCV's `equalizeHist`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// use cuimg::{Gray8, Image};
+    /// let img = Image::<Gray8>::from_bytes(4, 1, &[50, 50, 60, 70])?;
+    /// let stream = gpu.stream()?;
+    /// let src = stream.upload(&img.view())?;
+    /// let mut dst = stream.alloc::<Gray8>(4, 1)?;
+    /// stream.equalize(&src, &mut dst)?;
+    /// assert_eq!(stream.download(&dst)?.as_bytes(), &[0, 0, 128, 255]);
+    /// # Ok(()) }
+    /// ```
+    pub fn equalize(&self, src: &impl AsDeviceView<Gray8>, dst: &mut impl AsDeviceViewMut<Gray8>) -> Result<()> {
+        let (src, mut dst) = (src.device_view(), dst.device_view_mut());
+        self.check_pair("equalize", &src, &dst)?;
+        validate::countable(src.width(), src.height())?;
+        let mut scratch = self.scratch(1)?;
+        let Scratch { hist, lut } = &mut *scratch;
+        self.raw.memset_zeros(&mut hist.slice_mut(0..256))?;
+        let (h, _hist) = hist.device_ptr_mut(&self.raw);
+        let (l, _lut) = lut.device_ptr_mut(&self.raw);
+        self.histogram_into::<Gray8>(&src, h)?;
+        self.equalization_luts(h, l, 1)?;
+        self.apply_lut_at(&src, &mut dst, l)
+    }
+
+    /// Equalizes a color image per channel or on its luma, as `mode` says; alpha is kept.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// use cuimg::{EqualizeMode, Image, Rgb8};
+    /// let img = Image::from_fn(64, 64, |x, y| Rgb8([x as u8, y as u8, 100]));
+    /// let stream = gpu.stream()?;
+    /// let src = stream.upload(&img.view())?;
+    /// let mut dst = stream.alloc::<Rgb8>(64, 64)?;
+    /// stream.equalize_color(&src, &mut dst, EqualizeMode::Luma)?;
+    /// assert_eq!(stream.download(&dst)?, cuimg::cpu::equalize_color(&img.view(), EqualizeMode::Luma)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn equalize_color<P: Color>(
+        &self,
+        src: &impl AsDeviceView<P>,
+        dst: &mut impl AsDeviceViewMut<P>,
+        mode: EqualizeMode,
+    ) -> Result<()> {
+        let (src, mut dst) = (src.device_view(), dst.device_view_mut());
+        self.check_pair("equalize", &src, &dst)?;
+        validate::countable(src.width(), src.height())?;
+        match mode {
+            EqualizeMode::PerChannel => self.equalize_per_channel(&src, &mut dst),
+            EqualizeMode::Luma => self.equalize_luma(&src, &mut dst),
+        }
+    }
+
+    fn equalize_per_channel<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
+        let mut scratch = self.scratch(P::CHANNELS)?;
+        let Scratch { hist, lut } = &mut *scratch;
+        self.raw.memset_zeros(&mut hist.slice_mut(0..256 * P::CHANNELS))?;
+        if let Some(a) = P::ALPHA {
+            // Alpha is not a color: its table is the identity.
+            self.raw.memcpy_htod(&Lut::identity().0, &mut lut.slice_mut(256 * a..256 * (a + 1)))?;
+        }
+        let (h, _hist) = hist.device_ptr_mut(&self.raw);
+        let (l, _lut) = lut.device_ptr_mut(&self.raw);
+        self.histogram_into::<P>(src, h)?;
+        // Red, green and blue are channels 0..3 in every color format here; alpha is 3.
+        self.equalization_luts(h, l, 3)?;
+        self.apply_lut_at(src, dst, l)
+    }
+
+    fn equalize_luma<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
+        let k = &self.gpu.inner.kernels;
+        let mut scratch = self.scratch(1)?;
+        let Scratch { hist, lut } = &mut *scratch;
+        self.raw.memset_zeros(&mut hist.slice_mut(0..256))?;
+        let (sl, dl) = (src.layout(), dst.layout());
+        let (s, _read) = src.ptr(&self.raw);
+        let (d, _write) = dst.ptr_mut(&self.raw);
+        let (h, _hist) = hist.device_ptr_mut(&self.raw);
+        let (l, _lut) = lut.device_ptr_mut(&self.raw);
+        let (width, height, channels) = (sl.width as u64, sl.height as u64, P::CHANNELS as u64);
+        let [ri, gi, bi] = P::RGB.map(|c| c as u64);
+        let (s_pitch, d_pitch) = (sl.pitch, dl.pitch);
+        let w = GrayWeights::Bt601.fixed()?;
+        let (wr, wg, wb, bias, shift) = (w.r, w.g, w.b, w.bias, w.shift);
+
+        let func = &k.histogram_luma_pitched;
+        let cfg = planar(self, func, width, height, histogram_smem(1))?;
+        // SAFETY: pixels (x < width, y < height) at s + y*s_pitch + x*channels lie in the
+        // source image; `h` holds 256 u32; shared memory as the kernel documents.
+        unsafe {
+            launch!(self, func, cfg; s, s_pitch, width, height, channels, ri, gi, bi, wr, wg, wb, bias, shift, h)
+        }?;
+        self.equalization_luts(h, l, 1)?;
+        let func = &k.equalize_luma_pitched;
+        let cfg = planar(self, func, width, height, TABLE_BYTES)?;
+        // SAFETY: as above for the source, and likewise for `d` with d_pitch (same size,
+        // checked); `l` holds 256 bytes; shared memory as the kernel documents.
+        unsafe {
+            launch!(self, func, cfg; s, s_pitch, d, d_pitch, width, height, channels, ri, gi, bi, wr, wg, wb, bias, shift, l)
+        }?;
+        Ok(())
+    }
+
+    /// The `equalizeHist` tables for the first `channels` histograms at `hist`, written to
+    /// `lut`: one block of 256 threads per channel.
+    fn equalization_luts(&self, hist: u64, lut: u64, channels: u32) -> Result<()> {
+        let func = &self.gpu.inner.kernels.equalize_lut;
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (channels, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 257 * 4,
+        };
+        // SAFETY: `hist` holds 256 * channels u32 (filled from an image of at most u32::MAX
+        // pixels, checked) and `lut` 256 * channels bytes; 256 threads, 257 * 4 shared bytes.
+        unsafe { launch!(self, func, cfg; hist, lut) }?;
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Blocking equalization of a gray host image, bit-exact with OpenCV's `equalizeHist`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// use cuimg::{Gray8, Image};
+    /// let img = Image::from_fn(100, 100, |x, y| Gray8([(60 + (x + y) / 8) as u8]));
+    /// assert_eq!(gpu.equalize(&img.view())?, cuimg::cpu::equalize(&img.view())?);
+    /// # Ok(()) }
+    /// ```
+    pub fn equalize(&self, src: &ImageView<'_, Gray8>) -> Result<Image<Gray8>> {
+        validate::non_empty(src.width(), src.height())?;
+        validate::countable(src.width(), src.height())?;
+        let s = self.blocking_stream();
+        let d_src = s.upload(src)?;
+        let mut d_dst = s.alloc::<Gray8>(src.width(), src.height())?;
+        s.equalize(&d_src, &mut d_dst)?;
+        s.download(&d_dst)
+    }
+
+    /// Blocking equalization of a color host image (per channel or on luma).
+    pub fn equalize_color<P: Color>(&self, src: &ImageView<'_, P>, mode: EqualizeMode) -> Result<Image<P>> {
+        validate::non_empty(src.width(), src.height())?;
+        validate::countable(src.width(), src.height())?;
+        let s = self.blocking_stream();
+        let d_src = s.upload(src)?;
+        let mut d_dst = s.alloc::<P>(src.width(), src.height())?;
+        s.equalize_color(&d_src, &mut d_dst, mode)?;
+        s.download(&d_dst)
+    }
+}

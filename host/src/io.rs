@@ -1,0 +1,116 @@
+//! Reading and writing image files through the `image` crate (PNG and JPEG).
+
+use std::path::Path;
+
+use image::{DynamicImage, GrayImage, RgbImage, RgbaImage};
+
+use crate::error::{Error, Result};
+use crate::image::Image;
+use crate::pixel::{Gray8, Pixel, Rgb8, Rgba8};
+
+/// A real photograph embedded in the crate (a cat, 451x300, CC0, from scikit-image's sample
+/// data), so the examples and tests run without any file.
+pub const SAMPLE_PNG: &[u8] = include_bytes!("../assets/chelsea.png");
+
+/// The embedded sample photo, decoded.
+///
+/// ```
+/// let cat = cuimg::io::sample_rgb();
+/// assert_eq!(cat.dimensions(), (451, 300));
+/// ```
+pub fn sample_rgb() -> Image<Rgb8> {
+    decode_rgb(SAMPLE_PNG, Path::new("<embedded sample>")).expect("the embedded sample is a valid PNG")
+}
+
+fn decode(bytes: &[u8], path: &Path) -> Result<DynamicImage> {
+    image::load_from_memory(bytes).map_err(|source| Error::Decode { path: path.into(), source })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::Decode { path: path.into(), source: image::ImageError::IoError(e) })
+}
+
+fn wrap<P: Pixel>(width: u32, height: u32, raw: Vec<u8>) -> Image<P> {
+    Image::from_bytes(width, height, &raw).expect("the image crate returns packed buffers")
+}
+
+/// Decodes PNG or JPEG bytes to RGB (gray and RGBA sources are converted).
+pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
+    let img = decode(bytes, name)?.into_rgb8();
+    Ok(wrap(img.width(), img.height(), img.into_raw()))
+}
+
+/// Reads a file as RGB.
+///
+/// ```
+/// let err = cuimg::io::load_rgb("no/such/file.png").unwrap_err();
+/// assert!(matches!(err, cuimg::Error::Decode { .. }));
+/// ```
+pub fn load_rgb(path: impl AsRef<Path>) -> Result<Image<Rgb8>> {
+    decode_rgb(&read(path.as_ref())?, path.as_ref())
+}
+
+/// Reads a file as RGBA.
+pub fn load_rgba(path: impl AsRef<Path>) -> Result<Image<Rgba8>> {
+    let img = decode(&read(path.as_ref())?, path.as_ref())?.into_rgba8();
+    Ok(wrap(img.width(), img.height(), img.into_raw()))
+}
+
+/// Reads a file as 8-bit gray (color sources are converted by the `image` crate's own
+/// luma, not this crate's kernels).
+pub fn load_gray(path: impl AsRef<Path>) -> Result<Image<Gray8>> {
+    let img = decode(&read(path.as_ref())?, path.as_ref())?.into_luma8();
+    Ok(wrap(img.width(), img.height(), img.into_raw()))
+}
+
+/// Formats the `image` crate can write from an [`Image`].
+pub trait Encode: Pixel {
+    #[doc(hidden)]
+    fn to_dynamic(img: &Image<Self>) -> DynamicImage;
+}
+
+impl Encode for Gray8 {
+    fn to_dynamic(img: &Image<Self>) -> DynamicImage {
+        DynamicImage::ImageLuma8(
+            GrayImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
+        )
+    }
+}
+
+impl Encode for Rgb8 {
+    fn to_dynamic(img: &Image<Self>) -> DynamicImage {
+        DynamicImage::ImageRgb8(RgbImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"))
+    }
+}
+
+impl Encode for Rgba8 {
+    fn to_dynamic(img: &Image<Self>) -> DynamicImage {
+        DynamicImage::ImageRgba8(
+            RgbaImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
+        )
+    }
+}
+
+/// Writes an image; the format follows the extension (`.png`, `.jpg`).
+///
+/// ```
+/// let img = cuimg::Image::<cuimg::Gray8>::filled(8, 8, 128);
+/// let path = std::env::temp_dir().join("cuimg-doc-save.png");
+/// cuimg::io::save(&img, &path).unwrap();
+/// assert_eq!(cuimg::io::load_gray(&path).unwrap(), img);
+/// let err = cuimg::io::save(&img, "out.unknown-format").unwrap_err();
+/// assert!(matches!(err, cuimg::Error::Encode { .. }));
+/// ```
+pub fn save<P: Encode>(img: &Image<P>, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    P::to_dynamic(img).save(path).map_err(|source| Error::Encode { path: path.into(), source })
+}
+
+/// Encodes to PNG bytes in memory.
+pub fn encode_png<P: Encode>(img: &Image<P>) -> Result<Vec<u8>> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    P::to_dynamic(img)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|source| Error::Encode { path: "<memory>".into(), source })?;
+    Ok(out.into_inner())
+}

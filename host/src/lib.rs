@@ -1,0 +1,52 @@
+//! # cuimg: GPU image kernels written in Rust
+//!
+//! Grayscale, 256-bin histograms, histogram equalization, lookup tables and gather, as CUDA
+//! kernels written in Rust (compiled to PTX by rustc's NVPTX backend and embedded here),
+//! driven through a typed, safe API. Every operation has a CPU reference in [`cpu`] that
+//! gives the same bytes.
+//!
+//! - Pixel formats are types ([`Gray8`], [`Rgb8`], [`Bgr8`], [`Rgba8`], [`Bgra8`]), so the
+//!   wrong layout is a compile error; bad sizes, pitches, regions and indices are typed
+//!   [`Error`]s, found before anything is launched.
+//! - Blocking calls on [`Gpu`] for one-off work; [`Stream`]s with device images, regions
+//!   and pinned host memory for pipelines.
+//! - Needs only the NVIDIA driver at run time (loaded dynamically) and stable Rust to build.
+//!
+//! ```
+//! use cuimg::{cpu, Gpu, GrayWeights};
+//!
+//! # fn main() -> Result<(), cuimg::Error> {
+//! let photo = cuimg::io::sample_rgb();
+//! let gray = match Gpu::new() {
+//!     Ok(gpu) => gpu.grayscale(&photo.view(), GrayWeights::Bt601)?,
+//!     Err(e) if e.is_no_gpu() => cpu::grayscale(&photo.view(), GrayWeights::Bt601)?,
+//!     Err(e) => return Err(e),
+//! };
+//! assert_eq!(gray, cpu::grayscale(&photo.view(), GrayWeights::Bt601)?);
+//! # Ok(()) }
+//! ```
+//!
+//! The layers, as the source tree shows them: `kernels-gpu/` (device code, in its own
+//! crate) → [`gpu`] (PTX loading, memory, streams, launches) → the operations on
+//! [`Gpu`]/[`Stream`] → [`cpu`] (the reference) → [`io`] (files).
+
+pub mod cpu;
+mod error;
+pub mod gpu;
+mod image;
+pub mod io;
+pub mod ops;
+mod pixel;
+mod validate;
+
+pub use crate::error::{Error, Result};
+pub use crate::gpu::{
+    AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceHistogram, DeviceImage, DeviceLuts, DeviceView, DeviceViewMut,
+    GatherCheck, Gpu, Mark, PinnedImage, Stream, driver_available,
+};
+pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
+pub use crate::ops::equalize::EqualizeMode;
+pub use crate::ops::histogram::Histogram;
+pub use crate::ops::lut::Lut;
+pub use crate::ops::weights::GrayWeights;
+pub use crate::pixel::{Bgr8, Bgra8, Color, Gray8, Pixel, Rgb8, Rgba8};

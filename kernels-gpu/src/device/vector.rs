@@ -1,0 +1,47 @@
+//! 16-byte vector loads and stores (`ld.global.v4.u32`), the width that lets a memory-bound
+//! kernel reach full bandwidth with few instructions.
+
+/// Sixteen bytes, aligned so that LLVM emits one vector access.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct V16(pub [u32; 4]);
+
+impl V16 {
+    /// Byte `i` (0..16), little-endian as the bytes lie in memory.
+    #[inline(always)]
+    pub fn byte(&self, i: usize) -> u32 {
+        (self.0[i / 4] >> (8 * (i % 4))) & 0xff
+    }
+
+    /// Sixteen bytes packed from `b`, each taken modulo 256.
+    #[inline(always)]
+    pub fn from_bytes(b: &[u32; 16]) -> V16 {
+        let mut w = [0u32; 4];
+        let mut i = 0;
+        while i < 16 {
+            w[i / 4] |= (b[i] & 0xff) << (8 * (i % 4));
+            i += 1;
+        }
+        V16(w)
+    }
+}
+
+/// Loads the `i`-th 16-byte vector at `p`.
+///
+/// # Safety
+/// `p` must be 16-byte aligned and `p + 16 * (i + 1)` bytes must be readable.
+#[inline(always)]
+pub unsafe fn load(p: *const u8, i: u64) -> V16 {
+    // SAFETY: the caller's contract.
+    unsafe { *(p as *const V16).add(i as usize) }
+}
+
+/// Stores `v` as the `i`-th 16-byte vector at `p`.
+///
+/// # Safety
+/// `p` must be 16-byte aligned and `p + 16 * (i + 1)` bytes must be writable.
+#[inline(always)]
+pub unsafe fn store(p: *mut u8, i: u64, v: V16) {
+    // SAFETY: the caller's contract.
+    unsafe { *(p as *mut V16).add(i as usize) = v }
+}

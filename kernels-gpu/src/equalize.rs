@@ -1,0 +1,130 @@
+//! Histogram equalization's device-side steps: the LUT from the histogram (bit-exact with
+//! OpenCV's `equalizeHist`) and the luma-preserving apply for color images. The histogram
+//! itself comes from `histogram.rs` and the per-channel apply from `lut.rs`, all on one
+//! stream, so nothing returns to the host between the steps.
+
+use crate::device::atomic;
+use crate::device::shared;
+use crate::device::thread::{block_idx_x, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x};
+use crate::grayscale::Weights;
+use crate::lut::{load_tables, lookup};
+
+/// One block of 256 threads per channel (`blockIdx.x` = channel): `lut[c*256 + v]` from
+/// `hist[c*256 + v]`, exactly as OpenCV's `equalizeHist`:
+///
+/// ```text
+/// i = first non-empty bin; if hist[i] == total { lut = i }
+/// scale = 255.0f / (total - hist[i])          (f32)
+/// lut[v] = saturate(rint(f32(sum_{i<k<=v} hist[k]) * scale))   for v > i, else 0
+/// ```
+///
+/// # Safety
+/// `hist` holds `256 * gridDim.x` u32 whose per-channel sum fits in u32; `lut` holds
+/// `256 * gridDim.x` bytes; blocks of exactly 256 threads; 257 * 4 bytes of shared memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn equalize_lut(hist: *const u32, lut: *mut u8) {
+    let c = block_idx_x() as usize;
+    let t = thread_idx_x() as usize;
+    let cdf = shared::dynamic::<u32>();
+    // SAFETY: the shared allocation holds 257 u32: 256 for the scan, one for the first bin.
+    let first = unsafe { cdf.add(256) };
+    // SAFETY: c * 256 + t < 256 * gridDim.x.
+    let h = unsafe { *hist.add(c * 256 + t) };
+    // SAFETY: t < 256 and slot 256 exist; writes happen before the barrier below.
+    unsafe {
+        *cdf.add(t) = h;
+        if t == 0 {
+            *first = 256;
+        }
+    }
+    sync_threads();
+    if h != 0 {
+        // SAFETY: `first` is a shared u32.
+        unsafe { atomic::min_u32(first, t as u32) };
+    }
+    // Hillis-Steele inclusive scan over the 256 bins.
+    let mut offset = 1;
+    while offset < 256 {
+        // SAFETY: t - offset < 256 when t >= offset.
+        let add = if t >= offset { unsafe { *cdf.add(t - offset) } } else { 0 };
+        sync_threads();
+        // SAFETY: t < 256.
+        unsafe { *cdf.add(t) += add };
+        sync_threads();
+        offset *= 2;
+    }
+    // SAFETY: the barrier above ordered every write to these slots.
+    let (total, i, cum) = unsafe { (*cdf.add(255), *first, *cdf.add(t)) };
+    let value = if i >= 256 {
+        // Never reached through the host API, which rejects empty images.
+        t as u32
+    } else {
+        // SAFETY: i < 256.
+        let hi = unsafe { *hist.add(c * 256 + i as usize) };
+        if hi == total {
+            i
+        } else if t as u32 <= i {
+            0
+        } else {
+            let scale = 255.0f32 / (total - hi) as f32;
+            let y = core::f32::math::round_ties_even((cum - hi) as f32 * scale);
+            y.clamp(0.0, 255.0) as u32
+        }
+    };
+    // SAFETY: c * 256 + t < 256 * gridDim.x.
+    unsafe { *lut.add(c * 256 + t) = value as u8 };
+}
+
+/// Equalizes a color image on its luma (weights as in `grayscale.rs`): `out = clamp(in + lut[y] - y)` per channel,
+/// which is what converting to YCbCr, mapping Y through the LUT and converting back does in
+/// exact arithmetic (a change of Y moves R, G and B alike), without the round trip's
+/// rounding. Alpha (`channels == 4`, the byte that is none of `ri`, `gi`, `bi`) is copied.
+///
+/// # Safety
+/// Rows `0..height` of `width * channels` bytes are readable at `src` (pitch `s_pitch`) and
+/// writable at `dst` (pitch `d_pitch`); `lut` holds 256 bytes; 2-D launch with
+/// `lut::TABLE_BYTES` bytes of shared memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn equalize_luma_pitched(
+    src: *const u8,
+    s_pitch: u64,
+    dst: *mut u8,
+    d_pitch: u64,
+    width: u64,
+    height: u64,
+    channels: u64,
+    ri: u64,
+    gi: u64,
+    bi: u64,
+    wr: i32,
+    wg: i32,
+    wb: i32,
+    bias: i32,
+    shift: u32,
+    lut: *const u8,
+) {
+    // SAFETY: the launch contract.
+    let t = unsafe { load_tables(lut, 1) };
+    let w = Weights { r: wr, g: wg, b: wb, bias, shift };
+    for y in grid_stride_y(height) {
+        for x in grid_stride_x(width) {
+            let s = (y * s_pitch + x * channels) as usize;
+            let d = (y * d_pitch + x * channels) as usize;
+            // SAFETY: pixel (x, y) is inside both views; every channel index < channels.
+            unsafe {
+                let r = *src.add(s + ri as usize) as i32;
+                let g = *src.add(s + gi as usize) as i32;
+                let b = *src.add(s + bi as usize) as i32;
+                let luma = w.luma(r as u32, g as u32, b as u32);
+                let delta = lookup(t, 0, luma) as i32 - luma as i32;
+                *dst.add(d + ri as usize) = (r + delta).clamp(0, 255) as u8;
+                *dst.add(d + gi as usize) = (g + delta).clamp(0, 255) as u8;
+                *dst.add(d + bi as usize) = (b + delta).clamp(0, 255) as u8;
+                if channels == 4 {
+                    let a = 6 - (ri + gi + bi) as usize;
+                    *dst.add(d + a) = *src.add(s + a);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! 256-bin histograms with shared-memory privatized atomics.
+//!
+//! Each warp owns a private copy of the bins in shared memory, so warps never contend with
+//! each other; at the end the block sums its copies and adds them to the global histogram
+//! with one atomic per non-empty bin. Within a thread, runs of equal values are counted in a
+//! register and flushed with one atomic per run: on a constant image that turns one atomic
+//! per byte into one per thread, which is what keeps the worst case near the random case.
+//!
+//! Shared memory needed: `warps_per_block * 256 * channels * 4` bytes.
+
+use crate::device::atomic;
+use crate::device::shared;
+use crate::device::thread::{
+    block_stride, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
+};
+use crate::device::vector;
+use crate::grayscale::Weights;
+
+/// A run of equal values for one channel, flushed to the warp's bins when the value changes.
+#[derive(Clone, Copy)]
+pub struct Run {
+    value: u32,
+    count: u32,
+}
+
+impl Run {
+    pub const EMPTY: Run = Run { value: 0, count: 0 };
+
+    /// # Safety
+    /// `bins` points at 256 shared `u32` owned by this thread's warp.
+    #[inline(always)]
+    pub unsafe fn push(&mut self, bins: *mut u32, v: u32) {
+        if v == self.value {
+            self.count += 1;
+        } else {
+            // SAFETY: v and self.value are bytes, so both bins are in range.
+            unsafe { self.flush(bins) };
+            self.value = v;
+            self.count = 1;
+        }
+    }
+
+    /// # Safety
+    /// As for [`Run::push`].
+    #[inline(always)]
+    pub unsafe fn flush(&mut self, bins: *mut u32) {
+        if self.count != 0 {
+            // SAFETY: value < 256, so the bin is inside the warp's copy.
+            unsafe { atomic::add_u32(bins.add(self.value as usize), self.count) };
+        }
+        self.count = 0;
+    }
+}
+
+/// Zeroes the block's private bins. Block-uniform; ends with a barrier.
+///
+/// # Safety
+/// The launch provides `warps * 256 * channels * 4` bytes of dynamic shared memory.
+#[inline(always)]
+unsafe fn zero_bins(channels: u32) -> *mut u32 {
+    let sh = shared::dynamic::<u32>();
+    let total = crate::device::thread::block_size() / 32 * 256 * channels;
+    for i in block_stride(total) {
+        // SAFETY: i < total, the shared allocation's length.
+        unsafe { *sh.add(i as usize) = 0 };
+    }
+    sync_threads();
+    sh
+}
+
+/// This warp's private bins for `channel`.
+#[inline(always)]
+fn warp_bins(sh: *mut u32, channels: u32, channel: u32) -> *mut u32 {
+    sh.wrapping_add(((warp_id() * channels + channel) * 256) as usize)
+}
+
+/// Sums the warps' copies and adds them to `hist[channel * 256 + bin]`. Block-uniform.
+///
+/// # Safety
+/// `hist` holds `256 * channels` u32; the bins were filled by this block.
+#[inline(always)]
+unsafe fn merge_bins(sh: *mut u32, channels: u32, hist: *mut u32) {
+    sync_threads();
+    let warps = crate::device::thread::block_size() / 32;
+    for bin in block_stride(256 * channels) {
+        let mut sum = 0;
+        for w in 0..warps {
+            // SAFETY: w * 256 * channels + bin is inside the shared bins.
+            sum += unsafe { *sh.add((w * 256 * channels) as usize + bin as usize) };
+        }
+        if sum != 0 {
+            // SAFETY: bin < 256 * channels, the length of `hist`.
+            unsafe { atomic::add_u32(hist.add(bin as usize), sum) };
+        }
+    }
+}
+
+/// Contiguous pixels of `C` interleaved channels; 16 pixels (`C` vectors) per step.
+///
+/// # Safety
+/// `src` holds `n * C` bytes, 16-byte aligned; `hist` holds `256 * C` u32; 1-D launch with
+/// the shared memory of the module note.
+#[inline(always)]
+unsafe fn histogram_flat<const C: usize>(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: the launch contract.
+    let sh = unsafe { zero_bins(C as u32) };
+    let mut bins = [core::ptr::null_mut(); C];
+    for (c, b) in bins.iter_mut().enumerate() {
+        *b = warp_bins(sh, C as u32, c as u32);
+    }
+    let mut runs = [Run::EMPTY; C];
+    let groups = n / 16;
+    for g in grid_stride_1d(groups) {
+        let mut words = [0u32; 16];
+        for k in 0..C {
+            // SAFETY: vector g*C + k lies inside the n*C bytes since g < n / 16.
+            let v = unsafe { vector::load(src, g * C as u64 + k as u64) };
+            words[4 * k..4 * k + 4].copy_from_slice(&v.0);
+        }
+        for i in 0..16 * C {
+            let v = (words[i / 4] >> (8 * (i % 4))) & 0xff;
+            // SAFETY: bins[i % C] is this warp's copy for that channel.
+            unsafe { runs[i % C].push(bins[i % C], v) };
+        }
+    }
+    let i = groups * 16 + index_1d();
+    if i < n {
+        for c in 0..C {
+            // SAFETY: pixel i < n is inside the source.
+            let v = unsafe { *src.add(i as usize * C + c) } as u32;
+            // SAFETY: as above.
+            unsafe { runs[c].push(bins[c], v) };
+        }
+    }
+    for c in 0..C {
+        // SAFETY: as above.
+        unsafe { runs[c].flush(bins[c]) };
+    }
+    // SAFETY: the launch contract.
+    unsafe { merge_bins(sh, C as u32, hist) };
+}
+
+/// Gray8, contiguous. See [`histogram_flat`].
+///
+/// # Safety
+/// See [`histogram_flat`] with `C = 1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_c1_flat(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<1>(src, n, hist) }
+}
+
+/// RGB8-like, contiguous. See [`histogram_flat`].
+///
+/// # Safety
+/// See [`histogram_flat`] with `C = 3`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_c3_flat(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<3>(src, n, hist) }
+}
+
+/// RGBA8-like, contiguous. See [`histogram_flat`].
+///
+/// # Safety
+/// See [`histogram_flat`] with `C = 4`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_c4_flat(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<4>(src, n, hist) }
+}
+
+/// Any pitch or ROI: byte `x` of row `y` (at `src + y * pitch + x`) counts for channel
+/// `x % channels`.
+///
+/// # Safety
+/// Rows `0..height` of `row_bytes` bytes each are readable; `hist` holds `256 * channels`
+/// u32; `channels` is 1..=4; 2-D launch with the shared memory of the module note.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_pitched(
+    src: *const u8,
+    pitch: u64,
+    row_bytes: u64,
+    height: u64,
+    channels: u32,
+    hist: *mut u32,
+) {
+    // SAFETY: the launch contract.
+    let sh = unsafe { zero_bins(channels) };
+    let mine = warp_bins(sh, channels, 0);
+    for y in grid_stride_y(height) {
+        for x in grid_stride_x(row_bytes) {
+            // SAFETY: (x, y) is inside the view.
+            let v = unsafe { *src.add((y * pitch + x) as usize) } as usize;
+            let c = (x % channels as u64) as usize;
+            // SAFETY: c < channels, v < 256: inside this warp's copy.
+            unsafe { atomic::add_u32(mine.add(c * 256 + v), 1) };
+        }
+    }
+    // SAFETY: the launch contract.
+    unsafe { merge_bins(sh, channels, hist) };
+}
+
+/// The histogram of the luma (weights as in `grayscale.rs`, applied to the bytes at offsets
+/// `ri`, `gi`, `bi`) of interleaved pixels of `channels` bytes; the first step of equalizing
+/// a color image on its luma.
+///
+/// # Safety
+/// Rows `0..height` of `width * channels` bytes each are readable; `hist` holds 256 u32;
+/// 2-D launch with the shared memory of the module note for one channel.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_luma_pitched(
+    src: *const u8,
+    pitch: u64,
+    width: u64,
+    height: u64,
+    channels: u64,
+    ri: u64,
+    gi: u64,
+    bi: u64,
+    wr: i32,
+    wg: i32,
+    wb: i32,
+    bias: i32,
+    shift: u32,
+    hist: *mut u32,
+) {
+    // SAFETY: the launch contract.
+    let sh = unsafe { zero_bins(1) };
+    let mine = warp_bins(sh, 1, 0);
+    let w = Weights { r: wr, g: wg, b: wb, bias, shift };
+    for y in grid_stride_y(height) {
+        for x in grid_stride_x(width) {
+            let p = (y * pitch + x * channels) as usize;
+            // SAFETY: pixel (x, y) is inside the view.
+            let v = unsafe {
+                w.luma(
+                    *src.add(p + ri as usize) as u32,
+                    *src.add(p + gi as usize) as u32,
+                    *src.add(p + bi as usize) as u32,
+                )
+            };
+            // SAFETY: v < 256.
+            unsafe { atomic::add_u32(mine.add(v as usize), 1) };
+        }
+    }
+    // SAFETY: the launch contract.
+    unsafe { merge_bins(sh, 1, hist) };
+}

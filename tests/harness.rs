@@ -1,0 +1,170 @@
+//! Shared test support: the GPU (or a visible skip), seeded images, the photos, poisoned
+//! outputs and OpenCV's golden digests.
+//!
+//! Without a driver every GPU test prints `SKIP: no CUDA driver` and passes; with
+//! `CUIMG_REQUIRE_GPU=1` (the GPU bundle sets it) a missing GPU is a failure instead, so a
+//! GPU run can never pass by skipping.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cuimg::{DeviceImage, Gpu, Image, Pixel, Stream};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// The GPU, or `None` after printing why the test skips.
+pub fn gpu() -> Option<Gpu> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    let opened = GPU.get_or_init(|| match Gpu::new() {
+        Ok(gpu) => Ok(gpu),
+        Err(e) if e.is_no_gpu() => Err(e.to_string()),
+        Err(e) => panic!("the GPU is there but could not be used: {e}"),
+    });
+    match opened {
+        Ok(gpu) => Some(gpu.clone()),
+        Err(why) => {
+            if std::env::var("CUIMG_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("CUIMG_REQUIRE_GPU=1 but there is no usable GPU: {why}");
+            }
+            static SAID: OnceLock<()> = OnceLock::new();
+            SAID.get_or_init(|| {
+                // Straight to stderr: libtest captures print!/eprint!, and this must be seen.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIP: no CUDA driver ({why}); GPU tests in this binary pass without running"
+                );
+            });
+            None
+        }
+    }
+}
+
+/// A new stream on the GPU, or `None` (skip).
+pub fn stream() -> Option<Stream> {
+    gpu().map(|g| g.stream().expect("a stream"))
+}
+
+/// Sizes that catch edge cases: single pixels, single rows and columns, primes (no vector
+/// alignment), sizes around the 16-pixel vector width, and a 4K frame.
+pub const SIZES: &[(u32, u32)] = &[
+    (1, 1),
+    (1, 17),
+    (17, 1),
+    (15, 1),
+    (16, 1),
+    (2, 2),
+    (7, 3),
+    (31, 29),
+    (64, 48),
+    (127, 131),
+    (333, 257),
+    (1021, 769),
+    (3840, 2160),
+];
+
+/// Deterministic random pixels.
+pub fn random<P: Pixel>(width: u32, height: u32, seed: u64) -> Image<P> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut img = Image::<P>::new(width, height);
+    rng.fill(img.as_bytes_mut());
+    img
+}
+
+/// Random pixels squeezed into a few values (a realistic, peaky histogram).
+pub fn skewed<P: Pixel>(width: u32, height: u32, seed: u64) -> Image<P> {
+    let mut img = random::<P>(width, height, seed);
+    for b in img.as_bytes_mut() {
+        *b = *b % 37 + 100;
+    }
+    img
+}
+
+/// The same bytes as the golden generator (tests/golden/make_goldens.py) makes.
+pub fn splitmix_bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut s = seed;
+    let mut out = Vec::with_capacity(n + 8);
+    while out.len() < n {
+        s = s.wrapping_add(0x9E3779B97F4A7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+        z ^= z >> 31;
+        out.extend_from_slice(&z.to_le_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
+/// FNV-1a 64, the digest the goldens hold.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xCBF29CE484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001B3))
+}
+
+/// OpenCV's digest for a case of tests/golden/opencv.txt.
+pub fn golden(case: &str) -> u64 {
+    static TEXT: &str = include_str!("golden/opencv.txt");
+    let line =
+        TEXT.lines().find(|l| l.split(' ').next() == Some(case)).unwrap_or_else(|| panic!("no golden case {case}"));
+    u64::from_str_radix(line.split(' ').nth(1).expect("digest"), 16).expect("hex digest")
+}
+
+/// The shared photos' folder: `CUIMG_IMAGES`, else `../shared/images` beside the repo.
+pub fn images_dir() -> PathBuf {
+    let dir = std::env::var_os("CUIMG_IMAGES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/images"));
+    assert!(
+        dir.join("coffee.png").is_file(),
+        "the test photos are missing: expected coffee.png, chelsea.png and camera.png in {} \
+         (the repo's sibling ../shared/images, or set CUIMG_IMAGES)",
+        dir.display()
+    );
+    dir
+}
+
+/// The color photos, by name.
+pub fn color_photos() -> Vec<(&'static str, Image<cuimg::Rgb8>)> {
+    let dir = images_dir();
+    ["chelsea", "coffee"]
+        .into_iter()
+        .map(|n| (n, cuimg::io::load_rgb(dir.join(format!("{n}.png"))).expect("photo decodes")))
+        .collect()
+}
+
+/// The gray photo.
+pub fn gray_photo() -> Image<cuimg::Gray8> {
+    cuimg::io::load_gray(images_dir().join("camera.png")).expect("photo decodes")
+}
+
+/// A photo tiled to `width` x `height`.
+pub fn tiled<P: Pixel>(photo: &Image<P>, width: u32, height: u32) -> Image<P> {
+    Image::from_fn(width, height, |x, y| photo.get(x % photo.width(), y % photo.height()))
+}
+
+/// A device image full of a byte pattern no kernel produces by accident: outputs are written
+/// over it, so an unwritten pixel shows up as a mismatch instead of a lucky zero.
+pub fn poisoned<P: Pixel>(stream: &Stream, width: u32, height: u32) -> DeviceImage<P> {
+    let mut img = Image::<P>::new(width, height);
+    for (i, b) in img.as_bytes_mut().iter_mut().enumerate() {
+        *b = 0xA5 ^ (i as u8).wrapping_mul(31);
+    }
+    stream.upload(&img.view()).expect("upload poison")
+}
+
+/// Asserts two images are equal, naming the first differing pixel instead of dumping both.
+#[track_caller]
+pub fn assert_same<P: Pixel>(got: &Image<P>, want: &Image<P>, what: &str) {
+    assert_eq!(got.dimensions(), want.dimensions(), "{what}: dimensions");
+    if got != want {
+        let (w, _) = got.dimensions();
+        let i = got.pixels().iter().zip(want.pixels()).position(|(a, b)| a != b).expect("a difference");
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        let n = got.pixels().iter().zip(want.pixels()).filter(|(a, b)| a != b).count();
+        panic!(
+            "{what}: {n} pixels differ; first at ({x}, {y}): got {:?}, want {:?}",
+            got.pixels()[i],
+            want.pixels()[i]
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! Every kernel once, on small and odd sizes and on regions: the set the GPU bundle runs
+//! under compute-sanitizer (memcheck, racecheck, synccheck, initcheck). Each case still
+//! checks its result, so a clean sanitizer run is also a correct one.
+
+use cuimg::{Bgra8, EqualizeMode, Gray8, GrayWeights, Lut, PlanarView, Rect, Rgb8, Rgba8, cpu};
+use cuimg_tests::{assert_same, poisoned, random, skewed, stream};
+
+const SMALL: &[(u32, u32)] = &[(1, 1), (3, 1), (1, 5), (13, 7), (17, 16), (33, 9)];
+
+#[test]
+fn grayscale_kernels() {
+    let Some(s) = stream() else { return };
+    for &(w, h) in SMALL {
+        let rgb = random::<Rgb8>(w, h, 1);
+        let bgra = random::<Bgra8>(w, h, 2);
+        let g = s.gpu();
+        assert_same(
+            &g.grayscale(&rgb.view(), GrayWeights::Bt601).unwrap(),
+            &cpu::grayscale(&rgb.view(), GrayWeights::Bt601).unwrap(),
+            "c3",
+        );
+        assert_same(
+            &g.grayscale(&bgra.view(), GrayWeights::Average).unwrap(),
+            &cpu::grayscale(&bgra.view(), GrayWeights::Average).unwrap(),
+            "c4",
+        );
+        assert_same(
+            &g.black_and_white(&bgra.view(), GrayWeights::Bt709).unwrap(),
+            &cpu::black_and_white(&bgra.view(), GrayWeights::Bt709).unwrap(),
+            "bw",
+        );
+        let chw = cuimg_tests::splitmix_bytes(3, 3 * (w * h) as usize);
+        let planar = PlanarView::from_chw(&chw, w, h).unwrap();
+        assert_same(
+            &g.grayscale_planar(&planar, GrayWeights::Bt601).unwrap(),
+            &cpu::grayscale_planar(&planar, GrayWeights::Bt601).unwrap(),
+            "planar",
+        );
+        let dev = s.upload(&rgb.view()).unwrap();
+        let r = Rect::new(w / 3, h / 3, w - w / 3, h - h / 3);
+        let mut out = poisoned::<Gray8>(&s, r.width, r.height);
+        s.grayscale(&dev.roi(r).unwrap(), &mut out, GrayWeights::Bt601).unwrap();
+        assert_same(
+            &s.download(&out).unwrap(),
+            &cpu::grayscale(&rgb.roi(r).unwrap(), GrayWeights::Bt601).unwrap(),
+            "roi",
+        );
+    }
+}
+
+#[test]
+fn histogram_and_lut_kernels() {
+    let Some(s) = stream() else { return };
+    for &(w, h) in SMALL {
+        let gray = skewed::<Gray8>(w, h, 4);
+        let rgba = random::<Rgba8>(w, h, 5);
+        let rgb = random::<Rgb8>(w, h, 6);
+        let g = s.gpu();
+        assert_eq!(g.histogram(&gray.view()).unwrap(), cpu::histogram(&gray.view()).unwrap());
+        assert_eq!(g.histogram(&rgb.view()).unwrap(), cpu::histogram(&rgb.view()).unwrap());
+        assert_eq!(g.histogram(&rgba.view()).unwrap(), cpu::histogram(&rgba.view()).unwrap());
+        for lut in [Lut::invert(), Lut::gamma(2.0)] {
+            assert_same(
+                &g.apply_lut(&gray.view(), &lut).unwrap(),
+                &cpu::apply_lut(&gray.view(), &lut).unwrap(),
+                "lut c1",
+            );
+            assert_same(
+                &g.apply_lut(&rgb.view(), &lut).unwrap(),
+                &cpu::apply_lut(&rgb.view(), &lut).unwrap(),
+                "lut c3",
+            );
+            assert_same(
+                &g.apply_lut(&rgba.view(), &lut).unwrap(),
+                &cpu::apply_lut(&rgba.view(), &lut).unwrap(),
+                "lut c4",
+            );
+        }
+        let dev = s.upload(&rgba.view()).unwrap();
+        let r = Rect::new(w / 2, 0, w - w / 2, h);
+        let mut bins = s.alloc_histogram(4).unwrap();
+        s.histogram(&dev.roi(r).unwrap(), &mut bins).unwrap();
+        assert_eq!(s.download_histogram(&bins).unwrap(), cpu::histogram(&rgba.roi(r).unwrap()).unwrap());
+        let luts = s.upload_lut::<Rgba8>(&Lut::invert()).unwrap();
+        let mut out = poisoned::<Rgba8>(&s, r.width, r.height);
+        s.apply_lut(&dev.roi(r).unwrap(), &mut out, &luts).unwrap();
+        assert_same(
+            &s.download(&out).unwrap(),
+            &cpu::apply_lut(&rgba.roi(r).unwrap(), &Lut::invert()).unwrap(),
+            "lut roi",
+        );
+    }
+}
+
+#[test]
+fn equalize_kernels() {
+    let Some(s) = stream() else { return };
+    for &(w, h) in SMALL {
+        let gray = skewed::<Gray8>(w, h, 7);
+        let rgb = skewed::<Rgb8>(w, h, 8);
+        let g = s.gpu();
+        assert_same(&g.equalize(&gray.view()).unwrap(), &cpu::equalize(&gray.view()).unwrap(), "gray");
+        for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+            assert_same(
+                &g.equalize_color(&rgb.view(), mode).unwrap(),
+                &cpu::equalize_color(&rgb.view(), mode).unwrap(),
+                "color",
+            );
+        }
+        let dev = s.upload(&gray.view()).unwrap();
+        let r = Rect::new(0, h / 2, w, h - h / 2);
+        let mut out = poisoned::<Gray8>(&s, r.width, r.height);
+        s.equalize(&dev.roi(r).unwrap(), &mut out).unwrap();
+        assert_same(&s.download(&out).unwrap(), &cpu::equalize(&gray.roi(r).unwrap()).unwrap(), "roi");
+    }
+}
+
+#[test]
+fn gather_kernels() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    for n in [1usize, 3, 4, 5, 17, 33] {
+        let idx: Vec<u32> = (0..n as u32).map(|i| (i * 7) % n as u32).collect();
+        let src8: Vec<u8> = (0..n as u8).collect();
+        let src64: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+        let src3: Vec<[u8; 3]> = (0..n as u8).map(|i| [i, i, i]).collect();
+        assert_eq!(gpu.gather(&src8, &idx).unwrap(), cpu::gather(&src8, &idx).unwrap());
+        assert_eq!(gpu.gather(&src64, &idx).unwrap(), cpu::gather(&src64, &idx).unwrap());
+        assert_eq!(gpu.gather(&src3, &idx).unwrap(), cpu::gather(&src3, &idx).unwrap());
+        let mut bad = idx.clone();
+        bad[n / 2] = n as u32;
+        assert!(gpu.gather(&src64, &bad).is_err());
+        assert!(gpu.gather(&src3, &bad).is_err());
+    }
+}

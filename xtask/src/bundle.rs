@@ -1,0 +1,103 @@
+//! `cargo xtask gpu-bundle`: release test binaries, examples and the benchmark, with the
+//! photos and a run script, in `gpu-bundle/`, for a GPU machine that has no Rust.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::{Result, root, run};
+
+/// Runs a cargo build with JSON messages and returns `(kind, name, executable)` for every
+/// executable it produced.
+fn executables(args: &[&str]) -> Result<Vec<(String, String, PathBuf)>> {
+    eprintln!("\n==> cargo {}", args.join(" "));
+    let out = run::cargo()
+        .args(args)
+        .arg("--message-format=json-render-diagnostics")
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo {} failed", args.join(" ")));
+    }
+    let mut found = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Some(exe) = msg["executable"].as_str() else { continue };
+        let kind = msg["target"]["kind"][0].as_str().unwrap_or("bin").to_string();
+        let name = msg["target"]["name"].as_str().unwrap_or("unknown").to_string();
+        let pkg = msg["package_id"].as_str().unwrap_or("").to_string();
+        let kind = if kind == "bench" || kind == "example" {
+            kind
+        } else if msg["profile"]["test"].as_bool() == Some(true) {
+            // Unit tests of a library are named after its package.
+            if kind == "lib" { format!("test-{}", pkg_name(&pkg)) } else { format!("test-{name}") }
+        } else {
+            format!("{kind}-{name}")
+        };
+        found.push((kind, name, PathBuf::from(exe)));
+    }
+    Ok(found)
+}
+
+fn pkg_name(id: &str) -> &str {
+    // "path+file:///.../host#cuimg@0.1.0" -> "cuimg"
+    id.rsplit('#').next().and_then(|s| s.split('@').next()).unwrap_or(id)
+}
+
+fn copy(from: &Path, to: &Path) -> Result {
+    std::fs::copy(from, to).map(|_| ()).map_err(|e| format!("copying {} to {}: {e}", from.display(), to.display()))
+}
+
+pub fn run() -> Result {
+    let dir = root().join("gpu-bundle");
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["tests", "examples", "bench", "images"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let mut all = executables(&["test", "--release", "--workspace", "--no-run"])?;
+    all.extend(executables(&["build", "--release", "--package", "cuimg", "--examples", "--benches"])?);
+    for (kind, name, exe) in &all {
+        // Test harnesses of crates with no tests of their own carry nothing to run.
+        if kind == "test-xtask" || kind == "test-cuimg-tests" {
+            continue;
+        }
+        let sub = if kind.starts_with("test-") {
+            "tests"
+        } else if kind.starts_with("example") {
+            "examples"
+        } else if kind.starts_with("bench") {
+            "bench"
+        } else {
+            continue;
+        };
+        let file = if sub == "tests" { kind.clone() } else { name.clone() };
+        copy(exe, &dir.join(sub).join(file))?;
+    }
+    let images = root().join("../shared/images");
+    let entries =
+        std::fs::read_dir(&images).map_err(|e| format!("the test photos are missing at {}: {e}", images.display()))?;
+    for e in entries.flatten() {
+        copy(&e.path(), &dir.join("images").join(e.file_name()))?;
+    }
+    copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;
+    Command::new("chmod").arg("+x").arg(dir.join("run.sh")).status().map_err(|e| e.to_string())?;
+    let size: u64 = walk(&dir);
+    eprintln!(
+        "\ngpu-bundle: {} executables, {:.1} MiB in {}",
+        all.len(),
+        size as f64 / (1 << 20) as f64,
+        dir.display()
+    );
+    eprintln!("run it on a GPU machine: gpu-bundle/run.sh [test|examples|sanitize|bench|all]");
+    Ok(())
+}
+
+fn walk(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| if e.path().is_dir() { walk(&e.path()) } else { e.metadata().map_or(0, |m| m.len()) })
+                .sum()
+        })
+        .unwrap_or(0)
+}

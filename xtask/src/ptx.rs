@@ -1,0 +1,82 @@
+//! Building the kernels crate into the PTX module the host embeds.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Result, root, run};
+
+/// Where the PTX is committed; the host crate embeds it with `include_str!`.
+pub fn committed_path() -> PathBuf {
+    root().join("host/src/ptx/cuimg_kernels.ptx")
+}
+
+/// Builds the kernels and returns the PTX text.
+///
+/// `target-cpu=sm_75`: PTX for `.target sm_75` is JIT-compiled by the driver for every GPU
+/// from Turing on (sm_75, 80, 86, 89, 90, 100, 120, ...), and Turing is the oldest generation
+/// that CUDA 13 still supports; nothing here needs a newer instruction (the atomics and
+/// vector loads are all sm_70-era). LLVM then emits PTX ISA 7.0, which every driver since
+/// CUDA 11.0 (R450) loads.
+///
+/// `-unroll-threshold=2000`: the byte loops over 16-byte vectors must unroll fully, or their
+/// small arrays spill to local memory; `verify` fails if any kernel uses `.local`.
+pub fn build() -> Result<String> {
+    let target_dir = root().join("target/kernels");
+    run::step(
+        "build kernels-gpu -> PTX (nightly, nvptx64-nvidia-cuda, -Zbuild-std=core)",
+        run::cargo()
+            .args(["rustc", "--release", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+            .arg("--manifest-path")
+            .arg(root().join("kernels-gpu/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .args(["--", "--emit=asm", "-C", "linker=true", "-C", "target-cpu=sm_75"])
+            .args(["-C", "llvm-args=-unroll-threshold=2000"]),
+    )?;
+    let asm = target_dir.join("nvptx64-nvidia-cuda/release/deps/cuimg_kernels.s");
+    let ptx = std::fs::read_to_string(&asm).map_err(|e| format!("reading {}: {e}", asm.display()))?;
+    check(&ptx)?;
+    Ok(ptx)
+}
+
+/// Structural checks that ptxas alone would not catch.
+pub fn check(ptx: &str) -> Result {
+    if let Some(line) = ptx.lines().find(|l| l.starts_with(".extern .func")) {
+        return Err(format!("the PTX calls an unresolved function, which the driver cannot load: {line}"));
+    }
+    let mut kernel = "";
+    for line in ptx.lines() {
+        if let Some(rest) = line.strip_prefix(".visible .entry ") {
+            kernel = rest.trim_end_matches('(');
+        }
+        if line.contains(".local ") {
+            return Err(format!(
+                "kernel {kernel} uses local memory (a spilled array: slow); keep its arrays in registers: {}",
+                line.trim()
+            ));
+        }
+    }
+    if !ptx.contains(".target sm_75") {
+        return Err("the PTX does not target sm_75".into());
+    }
+    Ok(())
+}
+
+pub fn write_committed() -> Result {
+    let ptx = build()?;
+    let path = committed_path();
+    write(&path, &ptx)?;
+    eprintln!("wrote {} ({} kernels, {} bytes)", path.display(), kernels(&ptx).len(), ptx.len());
+    Ok(())
+}
+
+pub fn write(path: &Path, text: &str) -> Result {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The names of the kernels (`.entry`) in a PTX module.
+pub fn kernels(ptx: &str) -> Vec<&str> {
+    ptx.lines().filter_map(|l| l.strip_prefix(".visible .entry ")).map(|k| k.trim_end_matches('(')).collect()
+}
