@@ -14,12 +14,13 @@ OUTDIR=${OUT:-$HERE/out}
 mkdir -p "$OUTDIR"
 
 run_tests() {
+  : > "$OUTDIR/tests.log"
   local passed=0 failed=0 bins_failed=()
   for t in "$HERE"/tests/*; do
     echo "== $(basename "$t")"
     local log; log=$("$t" 2>&1); local rc=$?
     echo "$log" | grep -E "^test .*(FAILED|ok)$|^test result|SKIP|panicked|failures:" | grep -v "^test .* ok$" || true
-    echo "$log" > "$OUTDIR/$(basename "$t").log"
+    { echo "===== $(basename "$t") (exit $rc)"; echo "$log"; } >> "$OUTDIR/tests.log"
     local p f
     p=$(echo "$log" | sed -nE 's/^test result: .* ([0-9]+) passed; ([0-9]+) failed.*/\1/p' | awk '{s+=$1} END {print s+0}')
     f=$(echo "$log" | sed -nE 's/^test result: .* ([0-9]+) passed; ([0-9]+) failed.*/\2/p' | awk '{s+=$1} END {print s+0}')
@@ -44,12 +45,14 @@ run_examples() {
 }
 
 run_sanitize() {
+  : > "$OUTDIR/sanitize.log"
   local bin="$HERE/tests/test-sanitize" findings=0
   for tool in memcheck racecheck synccheck initcheck; do
     echo "== compute-sanitizer --tool $tool"
-    local log="$OUTDIR/sanitize-$tool.log"
+    local log="$OUTDIR/sanitize-$tool.tmp"
     compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$bin" --test-threads=1 > "$log" 2>&1
     local rc=$?
+    { echo "===== $tool (exit $rc)"; cat "$log"; } >> "$OUTDIR/sanitize.log"; rm -f "$log"; log="$OUTDIR/sanitize.log"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test result" "$log" | sed 's/^/    /'
     if [ $rc -ne 0 ]; then findings=$((findings + 1)); echo "    $tool: FAILED (exit $rc); see $log"; tail -30 "$log"; fi
   done

@@ -55,10 +55,17 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median milliseconds of `runs` event-timed calls of `f(i)` after `warm` untimed ones.
+/// Median milliseconds of `runs` event-timed calls of `f(i)` after at least `warm` untimed
+/// ones and at least 20 ms of them (so clocks have ramped up whatever the size).
 fn time_gpu(s: &Stream, warm: usize, runs: usize, mut f: impl FnMut(usize) -> cuimg::Result<()>) -> (f64, f64) {
-    for i in 0..warm {
+    let start = Instant::now();
+    let mut i = 0;
+    while i < warm || start.elapsed().as_secs_f64() < 0.02 {
         f(i).expect("warm-up");
+        i += 1;
+        if i % 16 == 0 {
+            s.synchronize().unwrap();
+        }
     }
     s.synchronize().unwrap();
     let mut t: Vec<f64> = (0..runs)

@@ -11,9 +11,9 @@
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{
-    block_stride, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
+    block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, lane_id, sync_threads, warp_id,
 };
-use crate::device::vector;
+use crate::device::vector::{self, V16};
 use crate::grayscale::Weights;
 
 /// A run of equal values for one channel, flushed to the warp's bins when the value changes.
@@ -140,14 +140,103 @@ unsafe fn histogram_flat<const C: usize>(src: *const u8, n: u64, hist: *mut u32)
     unsafe { merge_bins(sh, C as u32, hist) };
 }
 
-/// Gray8, contiguous. See [`histogram_flat`].
+/// Shared words per warp of the gray kernel's lane-private counters: 128 bin pairs x 32 lanes.
+pub const LANE_WORDS: u32 = 128 * 32;
+
+/// Adds `count` to this lane's private counter for value `v`: two u16 counters per word, the
+/// word for pair `v / 2` at `mine + (v / 2) * 32`, so every lane always hits its own bank.
 ///
 /// # Safety
-/// See [`histogram_flat`] with `C = 1`.
+/// `mine` is this lane's first word; counters stay below 2^16 (the launch contract).
+#[inline(always)]
+unsafe fn lane_add(mine: *mut u32, v: u32, count: u32) {
+    // SAFETY: v < 256, so the word is inside this warp's 128 * 32 words.
+    unsafe { *mine.add(((v >> 1) * 32) as usize) += count << ((v & 1) * 16) };
+}
+
+/// Gray8, contiguous: lane-private counters, no atomics until the merge.
+///
+/// Shared atomics were the limit of the per-warp version on random data (about 3.5 atomics
+/// per clock per SM, 0.33 of copy bandwidth on an H100). Here each lane owns a u16 counter
+/// per value, laid out so a warp's 32 lanes touch 32 different banks whatever values they
+/// see, and updates it with a plain load-add-store. Four 16-byte vectors per thread are in
+/// flight per step; runs of equal values are counted in registers as in the other kernels.
+///
+/// # Safety
+/// `src` holds `n` bytes, 16-byte aligned; `hist` holds 256 u32; 1-D launch with
+/// `warps_per_block * LANE_WORDS * 4` bytes of shared memory, and enough threads that none
+/// visits more than 65535 bytes (the u16 counters must not overflow).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn histogram_c1_flat(src: *const u8, n: u64, hist: *mut u32) {
-    // SAFETY: forwarded contract.
-    unsafe { histogram_flat::<1>(src, n, hist) }
+    let sh = shared::dynamic::<u32>();
+    let warps = crate::device::thread::block_size() / 32;
+    for i in block_stride(warps * LANE_WORDS) {
+        // SAFETY: i < the shared length in words.
+        unsafe { *sh.add(i as usize) = 0 };
+    }
+    sync_threads();
+    let mine = sh.wrapping_add((warp_id() * LANE_WORDS + lane_id()) as usize);
+    let (mut value, mut count) = (0u32, 0u32);
+    let vectors = n / 16;
+    let step = grid_size();
+    let mut base = index_1d();
+    while base < vectors {
+        let mut v = [V16::ZERO; 4];
+        for (k, slot) in v.iter_mut().enumerate() {
+            let i = base + k as u64 * step;
+            if i < vectors {
+                // SAFETY: i < vectors.
+                *slot = unsafe { vector::load(src, i) };
+            }
+        }
+        for (k, slot) in v.iter().enumerate() {
+            if base + (k as u64) * step < vectors {
+                for j in 0..16 {
+                    let b = slot.byte(j);
+                    if b == value {
+                        count += 1;
+                    } else {
+                        if count != 0 {
+                            // SAFETY: the launch contract bounds every count.
+                            unsafe { lane_add(mine, value, count) };
+                        }
+                        value = b;
+                        count = 1;
+                    }
+                }
+            }
+        }
+        base += 4 * step;
+    }
+    let i = vectors * 16 + index_1d();
+    if i < n {
+        // SAFETY: i < n.
+        let b = unsafe { *src.add(i as usize) } as u32;
+        // SAFETY: as above.
+        unsafe { lane_add(mine, b, 1) };
+    }
+    if count != 0 {
+        // SAFETY: as above.
+        unsafe { lane_add(mine, value, count) };
+    }
+    sync_threads();
+    // Each thread sums one bin over every lane of every warp, starting at its own lane so a
+    // warp's 32 reads land in 32 different banks.
+    for bin in block_stride(256) {
+        let (pair, shift) = ((bin >> 1) as u32, ((bin & 1) * 16) as u32);
+        let mut sum = 0u32;
+        for w in 0..warps {
+            for l in 0..32 {
+                let lane = (l + lane_id()) & 31;
+                // SAFETY: w < warps, pair < 128, lane < 32: inside the shared counters.
+                sum += (unsafe { *sh.add((w * LANE_WORDS + pair * 32 + lane) as usize) } >> shift) & 0xffff;
+            }
+        }
+        if sum != 0 {
+            // SAFETY: bin < 256.
+            unsafe { atomic::add_u32(hist.add(bin as usize), sum) };
+        }
+    }
 }
 
 /// RGB8-like, contiguous. See [`histogram_flat`].

@@ -56,7 +56,7 @@ fn architectures(ptxas: &Path) -> Result<Vec<u32>> {
         .filter_map(|a| a.trim_start_matches("sm_").parse().ok())
         .collect();
     let mut archs: Vec<u32> = REQUIRED.to_vec();
-    for missing in REQUIRED.iter().filter(|a| !listed.contains(a)) {
+    if let Some(missing) = REQUIRED.iter().find(|a| !listed.contains(a)) {
         return Err(format!("this ptxas cannot assemble for sm_{missing}"));
     }
     archs.extend(listed.iter().filter(|a| **a > 90));

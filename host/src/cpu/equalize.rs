@@ -18,7 +18,7 @@ pub fn equalize(src: &ImageView<'_, Gray8>) -> Result<Image<Gray8>> {
     super::apply_lut(src, &h.equalization_lut(0))
 }
 
-/// Equalizes a color image per channel or on its luma (see [`EqualizeMode`]).
+/// Equalizes a color image per channel or on its luma (see [`EqualizeMode`]); alpha is kept.
 ///
 /// ```
 /// use cuimg::{cpu, EqualizeMode, Image, Rgb8};
@@ -30,10 +30,14 @@ pub fn equalize_color<P: Color>(src: &ImageView<'_, P>, mode: EqualizeMode) -> R
     match mode {
         EqualizeMode::PerChannel => {
             let h = super::histogram(src)?;
-            let luts: Vec<Lut> = (0..h.channels()).map(|c| h.equalization_lut(c)).collect();
+            // Alpha is not a color: its table is the identity.
+            let luts: Vec<Lut> = (0..h.channels())
+                .map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) })
+                .collect();
             super::apply_luts(src, &luts)
         }
         EqualizeMode::Luma => {
+            crate::validate::countable(src.width(), src.height())?;
             let luma = super::grayscale(src, GrayWeights::Bt601)?;
             let mut h = Histogram::zeros(1);
             for p in luma.pixels() {

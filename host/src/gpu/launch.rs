@@ -15,22 +15,35 @@ pub(crate) const BLOCK: u32 = 256;
 /// Warps per block.
 pub(crate) const WARPS: u32 = BLOCK / 32;
 
-/// Blocks of `func` that fit on the GPU at once with `smem` bytes of shared memory each.
-fn resident_blocks(stream: &Stream, func: &CudaFunction, smem: u32) -> Result<u32> {
-    let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(BLOCK, smem as usize, None)?;
-    Ok(stream.gpu.multiprocessors() * per_sm.max(1) as u32)
+/// Blocks of `func` that fit on the GPU at once, `block` threads and `smem` bytes each.
+fn resident_blocks(stream: &Stream, func: &CudaFunction, block: u32, smem: u32) -> Result<u32> {
+    let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)?;
+    Ok(stream.gpu.multiprocessors() * per_sm.max(1))
 }
 
 /// A 1-D launch over `items` units of work (at least one block, for the scalar tails).
 pub(crate) fn linear(stream: &Stream, func: &CudaFunction, items: u64, smem: u32) -> Result<LaunchConfig> {
     let wanted = items.div_ceil(BLOCK as u64).max(1);
-    let blocks = wanted.min(resident_blocks(stream, func, smem)? as u64) as u32;
+    let blocks = wanted.min(resident_blocks(stream, func, BLOCK, smem)? as u64) as u32;
     Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: smem })
+}
+
+/// A 1-D launch of `block`-thread blocks: as many as fit at once, but at least `min_blocks`
+/// (a kernel whose per-thread work must stay bounded asks for more; they run in waves).
+pub(crate) fn linear_sized(
+    stream: &Stream,
+    func: &CudaFunction,
+    block: u32,
+    min_blocks: u64,
+    smem: u32,
+) -> Result<LaunchConfig> {
+    let blocks = (resident_blocks(stream, func, block, smem)? as u64).max(min_blocks).min(i32::MAX as u64) as u32;
+    Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem })
 }
 
 /// A 2-D launch over `cols` x `rows` (32 x 8 threads per block).
 pub(crate) fn planar(stream: &Stream, func: &CudaFunction, cols: u64, rows: u64, smem: u32) -> Result<LaunchConfig> {
-    let cap = resident_blocks(stream, func, smem)? as u64;
+    let cap = resident_blocks(stream, func, 256, smem)? as u64;
     let gx = cols.div_ceil(32).clamp(1, cap);
     let gy = rows.div_ceil(8).clamp(1, (cap / gx).clamp(1, 65535));
     Ok(LaunchConfig { grid_dim: (gx as u32, gy as u32, 1), block_dim: (32, 8, 1), shared_mem_bytes: smem })

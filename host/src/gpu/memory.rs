@@ -126,7 +126,7 @@ fn layout<P: Pixel>(img: &DeviceImage<P>, rect: Rect) -> Layout {
     let pitch = img.pitch() as u64;
     let offset = rect.y as u64 * pitch + (rect.x as usize * P::CHANNELS) as u64;
     let contiguous = rect.width == img.width || rect.height <= 1;
-    Layout { offset, pitch, width: rect.width, height: rect.height, flat: contiguous && offset % 16 == 0 }
+    Layout { offset, pitch, width: rect.width, height: rect.height, flat: contiguous && offset.is_multiple_of(16) }
 }
 
 impl<'a, P: Pixel> DeviceView<'a, P> {

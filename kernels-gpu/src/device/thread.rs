@@ -72,6 +72,12 @@ pub fn index_1d() -> u64 {
     block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
 }
 
+/// Threads in the whole (1-D) grid: the step of a grid-stride loop.
+#[inline(always)]
+pub fn grid_size() -> u64 {
+    grid_dim_x() as u64 * block_dim_x() as u64
+}
+
 /// The lane of this thread in its warp.
 #[inline(always)]
 pub fn lane_id() -> u32 {

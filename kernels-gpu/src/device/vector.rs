@@ -7,6 +7,8 @@
 pub struct V16(pub [u32; 4]);
 
 impl V16 {
+    pub const ZERO: V16 = V16([0; 4]);
+
     /// Byte `i` (0..16), little-endian as the bytes lie in memory.
     #[inline(always)]
     pub fn byte(&self, i: usize) -> u32 {
