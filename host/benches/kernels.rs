@@ -28,16 +28,26 @@ const ROTATION_BYTES: u64 = 256 << 20;
 
 struct Opts {
     quick: bool,
+    sweep: bool,
+    profile: bool,
     out: PathBuf,
     images: PathBuf,
 }
 
 fn opts() -> Opts {
-    let mut o = Opts { quick: false, out: PathBuf::from("bench-out"), images: PathBuf::from("../shared/images") };
+    let mut o = Opts {
+        quick: false,
+        sweep: false,
+        profile: false,
+        out: PathBuf::from("bench-out"),
+        images: PathBuf::from("../shared/images"),
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => o.quick = true,
+            "--sweep" => o.sweep = true,
+            "--profile" => o.profile = true,
             "--out" => o.out = args.next().expect("--out DIR").into(),
             "--images" => o.images = args.next().expect("--images DIR").into(),
             "--bench" => {}
@@ -234,6 +244,10 @@ fn main() {
         rayon::current_num_threads()
     );
     let photo = cuimg::io::load_rgb(o.images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
+    if o.profile || o.sweep {
+        sweep(&s, o.profile);
+        return;
+    }
 
     // 1. The ceiling: a large device-to-device copy.
     let copy_bytes: usize = 1 << 30;
@@ -424,6 +438,83 @@ fn main() {
     chart_time(&rows, &o.out.join("time_vs_size.svg"));
     chart_fraction(&rows, copy_gbps, &o.out.join("fraction_of_copy.svg"));
     println!("\nwrote {}/bench.md, bench.json, time_vs_size.svg, fraction_of_copy.svg", o.out.display());
+}
+
+/// `--sweep`: the 8K kernels under each tuning knob, for choosing defaults; `--profile`:
+/// one launch of each at 8K, for `ncu`.
+fn sweep(s: &Stream, profile: bool) {
+    use cuimg::gpu::tuning::{GRAY_HISTOGRAM, GRID_WAVES};
+    use std::sync::atomic::Ordering::Relaxed;
+    let (w, h) = (7680, 4320);
+    let n = w as u64 * h as u64;
+    let rgb = make::<Rgb8>(Data::Random, w, h, &Image::new(1, 1), 1);
+    let gray = make::<Gray8>(Data::Random, w, h, &Image::new(1, 1), 3);
+    let constant = Image::<Gray8>::filled(w, h, 77);
+    let d_rgb = s.upload(&rgb.view()).unwrap();
+    let d_gray = s.upload(&gray.view()).unwrap();
+    let d_const = s.upload(&constant.view()).unwrap();
+    let mut out = s.alloc::<Gray8>(w, h).unwrap();
+    let mut bins = s.alloc_histogram(1).unwrap();
+    let lut = s.upload_lut::<Gray8>(&Lut::gamma(2.2)).unwrap();
+    let idx: Vec<u32> = (0..n as u32).collect();
+    let d_src = s.upload_slice(&vec![1.5f32; n as usize]).unwrap();
+    let d_idx = s.upload_slice(&idx).unwrap();
+    let mut d_out = s.alloc_slice::<f32>(n as usize).unwrap();
+    let a = s.alloc_slice::<u8>(1 << 30).unwrap();
+    let mut b = s.alloc_slice::<u8>(1 << 30).unwrap();
+    if profile {
+        s.grayscale(&d_rgb, &mut out, GrayWeights::Bt601).unwrap();
+        s.apply_lut(&d_gray, &mut out, &lut).unwrap();
+        s.histogram(&d_gray, &mut bins).unwrap();
+        GRAY_HISTOGRAM.store(1, Relaxed);
+        s.histogram(&d_gray, &mut bins).unwrap();
+        GRAY_HISTOGRAM.store(0, Relaxed);
+        s.gather(&d_src, &d_idx, &mut d_out).unwrap().check().unwrap();
+        cuimg::gpu::tuning::copy_kernel(s, &a, &mut b).unwrap();
+        s.synchronize().unwrap();
+        println!(
+            "profile: one launch each of gray_c3_flat, lut_c1_flat, histogram_c1_flat, histogram_c1_runs, gather_b4 at 8K, copy_flat on 1 GiB"
+        );
+        return;
+    }
+    let (copy_ms, _) = time_gpu(s, 3, 20, |_| s.copy_slice(&a, &mut b));
+    let copy = 2.0 * (1u64 << 30) as f64 / (copy_ms * 1e-3) / 1e9;
+    println!("sweep at 8K, random data (constant where said); copy {copy:.0} GB/s; fraction of copy:");
+    println!(
+        "{:<8} {:>8} {:>8} {:>10} {:>14} {:>14} {:>14} {:>14} {:>8} {:>8}",
+        "waves", "gray", "LUT", "LUT 1-byte", "hist", "hist (runs)", "hist const", "runs const", "gather", "SM copy"
+    );
+    for waves in [1u32, 2, 4, 8] {
+        GRID_WAVES.store(waves, Relaxed);
+        let frac = |bytes: u64, ms: f64| bytes as f64 / (ms * 1e-3) / 1e9 / copy;
+        let g = time_gpu(s, 3, 30, |_| s.grayscale(&d_rgb, &mut out, GrayWeights::Bt601)).0;
+        let l = time_gpu(s, 3, 30, |_| s.apply_lut(&d_gray, &mut out, &lut)).0;
+        cuimg::gpu::tuning::GRAY_LUT.store(1, Relaxed);
+        let l1 = time_gpu(s, 3, 30, |_| s.apply_lut(&d_gray, &mut out, &lut)).0;
+        cuimg::gpu::tuning::GRAY_LUT.store(0, Relaxed);
+        let mut hist = |v: u32, src: &DeviceImage<Gray8>| {
+            GRAY_HISTOGRAM.store(v, Relaxed);
+            let t = time_gpu(s, 3, 30, |_| s.histogram(src, &mut bins)).0;
+            GRAY_HISTOGRAM.store(0, Relaxed);
+            t
+        };
+        let (hl, ha, hlc, hac) = (hist(0, &d_gray), hist(1, &d_gray), hist(0, &d_const), hist(1, &d_const));
+        let ga = time_gpu(s, 3, 30, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check()).0;
+        let sm_copy = time_gpu(s, 3, 20, |_| cuimg::gpu::tuning::copy_kernel(s, &a, &mut b)).0;
+        println!(
+            "{waves:<8} {:>8.3} {:>8.3} {:>10.3} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>8.3} {:>8.3}",
+            frac(4 * n, g),
+            frac(2 * n, l),
+            frac(2 * n, l1),
+            frac(n, hl),
+            frac(n, ha),
+            frac(n, hlc),
+            frac(n, hac),
+            frac(12 * n, ga),
+            frac(2 << 30, sm_copy)
+        );
+    }
+    GRID_WAVES.store(1, Relaxed);
 }
 
 fn end_to_end(gpu: &Gpu, s: &Stream, photo: &Image<Rgb8>) -> BTreeMap<&'static str, f64> {

@@ -11,16 +11,16 @@
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{
-    block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, lane_id, sync_threads, warp_id,
+    block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
 };
-use crate::device::vector::{self, V16};
+use crate::device::vector;
 use crate::grayscale::Weights;
 
 /// A run of equal values for one channel, flushed to the warp's bins when the value changes.
 #[derive(Clone, Copy)]
 pub struct Run {
-    value: u32,
-    count: u32,
+    pub value: u32,
+    pub count: u32,
 }
 
 impl Run {
@@ -140,103 +140,90 @@ unsafe fn histogram_flat<const C: usize>(src: *const u8, n: u64, hist: *mut u32)
     unsafe { merge_bins(sh, C as u32, hist) };
 }
 
-/// Shared words per warp of the gray kernel's lane-private counters: 128 bin pairs x 32 lanes.
-pub const LANE_WORDS: u32 = 128 * 32;
-
-/// Adds `count` to this lane's private counter for value `v`: two u16 counters per word, the
-/// word for pair `v / 2` at `mine + (v / 2) * 32`, so every lane always hits its own bank.
+/// Counts one 16-byte vector: as a run when its bytes are all equal, else byte by byte.
 ///
 /// # Safety
-/// `mine` is this lane's first word; counters stay below 2^16 (the launch contract).
+/// `bins` points at this warp's 256 shared bins.
 #[inline(always)]
-unsafe fn lane_add(mine: *mut u32, v: u32, count: u32) {
-    // SAFETY: v < 256, so the word is inside this warp's 128 * 32 words.
-    unsafe { *mine.add(((v >> 1) * 32) as usize) += count << ((v & 1) * 16) };
+unsafe fn count_vector(bins: *mut u32, run: &mut Run, x: u128) {
+    let w = [x as u32, (x >> 32) as u32, (x >> 64) as u32, (x >> 96) as u32];
+    let splat = (w[0] & 0xff) * 0x0101_0101;
+    if w[0] == splat && w[1] == splat && w[2] == splat && w[3] == splat {
+        let b = w[0] & 0xff;
+        if b == run.value {
+            run.count += 16;
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { run.flush(bins) };
+            *run = Run { value: b, count: 16 };
+        }
+    } else {
+        for j in 0..16 {
+            let byte = (w[j / 4] >> (8 * (j % 4))) & 0xff;
+            // SAFETY: a byte indexes one of the 256 bins.
+            unsafe { atomic::add_u32(bins.add(byte as usize), 1) };
+        }
+    }
 }
 
-/// Gray8, contiguous: lane-private counters, no atomics until the merge.
+/// Gray8, contiguous: per-warp bins, one shared atomic per byte, except that a 16-byte
+/// vector whose bytes are all equal counts as one run (one compare per word).
 ///
-/// Shared atomics were the limit of the per-warp version on random data (about 3.5 atomics
-/// per clock per SM, 0.33 of copy bandwidth on an H100). Here each lane owns a u16 counter
-/// per value, laid out so a warp's 32 lanes touch 32 different banks whatever values they
-/// see, and updates it with a plain load-add-store. Four 16-byte vectors per thread are in
-/// flight per step; runs of equal values are counted in registers as in the other kernels.
+/// The generic kernel tracks runs byte by byte, about 8 instructions per byte on random
+/// data, and was issue-bound there (0.32 of copy bandwidth on an H100); per-byte atomics
+/// cost about 3. A lane-private-counter version without atomics was slower still (0.18):
+/// its 16 KiB of counters per warp capped occupancy at 19%, and each byte became a
+/// dependent load-add-store. Uniform vectors keep constant images off the atomics.
 ///
 /// # Safety
 /// `src` holds `n` bytes, 16-byte aligned; `hist` holds 256 u32; 1-D launch with
-/// `warps_per_block * LANE_WORDS * 4` bytes of shared memory, and enough threads that none
-/// visits more than 65535 bytes (the u16 counters must not overflow).
+/// `warps_per_block * 256 * 4` bytes of shared memory.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn histogram_c1_flat(src: *const u8, n: u64, hist: *mut u32) {
-    let sh = shared::dynamic::<u32>();
-    let warps = crate::device::thread::block_size() / 32;
-    for i in block_stride(warps * LANE_WORDS) {
-        // SAFETY: i < the shared length in words.
-        unsafe { *sh.add(i as usize) = 0 };
-    }
-    sync_threads();
-    let mine = sh.wrapping_add((warp_id() * LANE_WORDS + lane_id()) as usize);
-    let (mut value, mut count) = (0u32, 0u32);
+    // SAFETY: the launch contract.
+    let sh = unsafe { zero_bins(1) };
+    let bins = warp_bins(sh, 1, 0);
+    let mut run = Run::EMPTY;
     let vectors = n / 16;
+    let v = src as *const u128;
     let step = grid_size();
     let mut base = index_1d();
-    while base < vectors {
-        let mut v = [V16::ZERO; 4];
-        for (k, slot) in v.iter_mut().enumerate() {
-            let i = base + k as u64 * step;
-            if i < vectors {
-                // SAFETY: i < vectors.
-                *slot = unsafe { vector::load(src, i) };
-            }
+    // Two vectors in flight per thread; `u128` loads (scalars to LLVM: two `V16` aggregates
+    // chosen under a condition went to local memory).
+    while base + step < vectors {
+        // SAFETY: base < base + step < vectors.
+        let (a, b) = unsafe { (*v.add(base as usize), *v.add((base + step) as usize)) };
+        // SAFETY: `bins` is this warp's copy.
+        unsafe {
+            count_vector(bins, &mut run, a);
+            count_vector(bins, &mut run, b);
         }
-        for (k, slot) in v.iter().enumerate() {
-            if base + (k as u64) * step < vectors {
-                for j in 0..16 {
-                    let b = slot.byte(j);
-                    if b == value {
-                        count += 1;
-                    } else {
-                        if count != 0 {
-                            // SAFETY: the launch contract bounds every count.
-                            unsafe { lane_add(mine, value, count) };
-                        }
-                        value = b;
-                        count = 1;
-                    }
-                }
-            }
-        }
-        base += 4 * step;
+        base += 2 * step;
+    }
+    if base < vectors {
+        // SAFETY: base < vectors; `bins` is this warp's copy.
+        unsafe { count_vector(bins, &mut run, *v.add(base as usize)) };
     }
     let i = vectors * 16 + index_1d();
     if i < n {
-        // SAFETY: i < n.
-        let b = unsafe { *src.add(i as usize) } as u32;
-        // SAFETY: as above.
-        unsafe { lane_add(mine, b, 1) };
+        // SAFETY: i < n; a byte indexes one of the bins.
+        unsafe { atomic::add_u32(bins.add(*src.add(i as usize) as usize), 1) };
     }
-    if count != 0 {
-        // SAFETY: as above.
-        unsafe { lane_add(mine, value, count) };
-    }
-    sync_threads();
-    // Each thread sums one bin over every lane of every warp, starting at its own lane so a
-    // warp's 32 reads land in 32 different banks.
-    for bin in block_stride(256) {
-        let (pair, shift) = ((bin >> 1) as u32, ((bin & 1) * 16) as u32);
-        let mut sum = 0u32;
-        for w in 0..warps {
-            for l in 0..32 {
-                let lane = (l + lane_id()) & 31;
-                // SAFETY: w < warps, pair < 128, lane < 32: inside the shared counters.
-                sum += (unsafe { *sh.add((w * LANE_WORDS + pair * 32 + lane) as usize) } >> shift) & 0xffff;
-            }
-        }
-        if sum != 0 {
-            // SAFETY: bin < 256.
-            unsafe { atomic::add_u32(hist.add(bin as usize), sum) };
-        }
-    }
+    // SAFETY: as above.
+    unsafe { run.flush(bins) };
+    // SAFETY: the launch contract.
+    unsafe { merge_bins(sh, 1, hist) };
+}
+
+/// Gray8, contiguous, through the generic run-tracking kernel: the previous gray kernel,
+/// kept so the benchmark can compare the two on the same GPU.
+///
+/// # Safety
+/// See [`histogram_flat`] with `C = 1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_c1_runs(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<1>(src, n, hist) }
 }
 
 /// RGB8-like, contiguous. See [`histogram_flat`].

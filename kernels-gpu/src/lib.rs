@@ -13,6 +13,7 @@
 
 pub mod device;
 
+pub mod copy;
 pub mod equalize;
 pub mod gather;
 pub mod grayscale;

@@ -3,7 +3,7 @@
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use super::context::Gpu;
-use super::launch::{WARPS, launch, linear, linear_sized, planar};
+use super::launch::{WARPS, launch, linear, planar};
 use super::memory::{AsDeviceView, DeviceView};
 use super::stream::Stream;
 use crate::error::{Error, Result};
@@ -42,11 +42,6 @@ impl DeviceHistogram {
         self.channels
     }
 }
-
-/// Threads per block of the gray kernel, and its shared memory: two warps of lane-private
-/// counters, 128 bin pairs x 32 lanes x 4 bytes each (`kernels-gpu/src/histogram.rs`).
-const GRAY_BLOCK: u32 = 64;
-const GRAY_SMEM: u32 = (GRAY_BLOCK / 32) * 128 * 32 * 4;
 
 /// Shared memory of the other histogram kernels: one private copy of the bins per warp.
 pub(crate) fn histogram_smem(channels: usize) -> u32 {
@@ -91,18 +86,13 @@ impl Stream {
         let l = src.layout();
         let smem = histogram_smem(P::CHANNELS);
         let (s, _read) = src.ptr(&self.raw);
-        if l.flat && P::CHANNELS == 1 {
-            let func = &k.histogram_c1_flat;
-            let n = l.width as u64 * l.height as u64;
-            // Lane-private u16 counters: 16 KiB per warp, and no thread may see more than
-            // 65535 bytes, so at least n / 32768 threads.
-            let cfg = linear_sized(self, func, GRAY_BLOCK, n.div_ceil(32768 * GRAY_BLOCK as u64), GRAY_SMEM)?;
-            // SAFETY: the view is contiguous and 16-byte aligned with n bytes; `hist` holds 256
-            // u32; GRAY_SMEM = (GRAY_BLOCK / 32) * LANE_WORDS * 4 bytes of shared memory; at
-            // least n / 32768 threads, so each visits at most 32768 + 64 bytes.
-            unsafe { launch!(self, func, cfg; s, n, hist) }?;
-        } else if l.flat {
-            let func = if P::CHANNELS == 3 { &k.histogram_c3_flat } else { &k.histogram_c4_flat };
+        if l.flat {
+            let func = match P::CHANNELS {
+                1 if super::tuning::gray_histogram_runs() => &k.histogram_c1_runs,
+                1 => &k.histogram_c1_flat,
+                3 => &k.histogram_c3_flat,
+                _ => &k.histogram_c4_flat,
+            };
             let n = l.width as u64 * l.height as u64;
             let cfg = linear(self, func, n / 16, smem)?;
             // SAFETY: the view is contiguous and 16-byte aligned with n * CHANNELS bytes;

@@ -24,20 +24,15 @@ fn resident_blocks(stream: &Stream, func: &CudaFunction, block: u32, smem: u32) 
 /// A 1-D launch over `items` units of work (at least one block, for the scalar tails).
 pub(crate) fn linear(stream: &Stream, func: &CudaFunction, items: u64, smem: u32) -> Result<LaunchConfig> {
     let wanted = items.div_ceil(BLOCK as u64).max(1);
-    let blocks = wanted.min(resident_blocks(stream, func, BLOCK, smem)? as u64) as u32;
+    let cap = resident_blocks(stream, func, BLOCK, smem)? as u64 * super::tuning::grid_waves() as u64;
+    let blocks = wanted.min(cap) as u32;
     Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: smem })
 }
 
-/// A 1-D launch of `block`-thread blocks: as many as fit at once, but at least `min_blocks`
-/// (a kernel whose per-thread work must stay bounded asks for more; they run in waves).
-pub(crate) fn linear_sized(
-    stream: &Stream,
-    func: &CudaFunction,
-    block: u32,
-    min_blocks: u64,
-    smem: u32,
-) -> Result<LaunchConfig> {
-    let blocks = (resident_blocks(stream, func, block, smem)? as u64).max(min_blocks).min(i32::MAX as u64) as u32;
+/// A 1-D launch of `block`-thread blocks, as many as fit on the GPU at once: for kernels
+/// whose per-block setup (a large shared table) must be paid once per resident block.
+pub(crate) fn linear_sized(stream: &Stream, func: &CudaFunction, block: u32, smem: u32) -> Result<LaunchConfig> {
+    let blocks = resident_blocks(stream, func, block, smem)? * super::tuning::grid_waves();
     Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem })
 }
 

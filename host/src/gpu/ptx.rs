@@ -31,6 +31,7 @@ kernel_table!(
     gray_c4_flat,
     gray_planes,
     histogram_c1_flat,
+    histogram_c1_runs,
     histogram_c3_flat,
     histogram_c4_flat,
     histogram_pitched,
@@ -38,6 +39,7 @@ kernel_table!(
     equalize_lut,
     equalize_luma_pitched,
     lut_c1_flat,
+    lut_c1_pairs,
     lut_c3_flat,
     lut_c4_flat,
     lut_pitched,
@@ -47,4 +49,5 @@ kernel_table!(
     gather_b8,
     gather_b16,
     gather_bytes,
+    copy_flat,
 );
