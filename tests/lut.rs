@@ -32,17 +32,6 @@ fn gray_matches_cpu() {
     check::<Gray8>(31);
 }
 
-/// The single-byte-table kernel, which GPUs without 128 KiB of shared memory per block use
-/// for gray images (the knob only picks between two kernels that give the same bytes, so
-/// other tests running meanwhile are unaffected).
-#[test]
-fn gray_single_byte_table_matches_cpu() {
-    use std::sync::atomic::Ordering::Relaxed;
-    cuimg::gpu::tuning::GRAY_LUT.store(1, Relaxed);
-    check::<Gray8>(35);
-    cuimg::gpu::tuning::GRAY_LUT.store(0, Relaxed);
-}
-
 #[test]
 fn rgb_matches_cpu() {
     check::<Rgb8>(32);

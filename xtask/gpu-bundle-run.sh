@@ -9,7 +9,7 @@
 #   ./run.sh all        test, examples, sanitize, then bench
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-export CUIMG_IMAGES="$HERE/images" CUIMG_REQUIRE_GPU=1 RUST_BACKTRACE=1
+export CUIMG_IMAGES="$HERE/images" CUIMG_REQUIRE_GPU=1 CUIMG_HUGE=1 RUST_BACKTRACE=1
 OUTDIR=${OUT:-$HERE/out}
 mkdir -p "$OUTDIR"
 

@@ -201,6 +201,17 @@ fn sets_for(bytes_per_run: u64) -> usize {
     ROTATION_BYTES.div_ceil(bytes_per_run).clamp(1, 64) as usize
 }
 
+/// GB/s of the driver's device-to-device copy moving `bytes` (read + write) per call,
+/// rotating through enough buffers to defeat L2, median of event-timed calls.
+fn copy_at(s: &Stream, bytes: u64) -> f64 {
+    let half = (bytes / 2).max(16) as usize;
+    let sets = sets_for(bytes);
+    let srcs: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
+    let mut dsts: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
+    let (ms, _) = time_gpu(s, 5, 30, |i| s.copy_slice(&srcs[i % sets], &mut dsts[i % sets]));
+    2.0 * half as f64 / (ms * 1e-3) / 1e9
+}
+
 // ---------- results ----------
 
 #[derive(Clone)]
@@ -215,6 +226,9 @@ struct Row {
     cpu_serial_ms: Option<f64>,
     cpu_rayon_ms: Option<f64>,
     image_crate_ms: Option<f64>,
+    /// The driver's copy moving the same bytes (read + write) per launch, in GB/s: what the
+    /// launch and ramp costs of a kernel this short leave of the 1 GiB ceiling.
+    same_size_copy_gbps: f64,
 }
 
 impl Row {
@@ -314,6 +328,7 @@ fn main() {
                     cpu_serial_ms: serial,
                     cpu_rayon_ms: rayon_t,
                     image_crate_ms: image_t,
+                    same_size_copy_gbps: 0.0,
                 });
             }
 
@@ -336,6 +351,7 @@ fn main() {
                 cpu_serial_ms: serial,
                 cpu_rayon_ms: par,
                 image_crate_ms: None,
+                same_size_copy_gbps: 0.0,
             });
             // Correctness on this very input, so a fast wrong kernel cannot pass silently.
             assert_eq!(
@@ -359,6 +375,7 @@ fn main() {
                 cpu_serial_ms: serial,
                 cpu_rayon_ms: par,
                 image_crate_ms: None,
+                same_size_copy_gbps: 0.0,
             });
 
             let (med, min) = time_gpu(&s, warm, runs, |i| s.equalize(&ins[i % sets], &mut outs[i % sets]));
@@ -375,6 +392,7 @@ fn main() {
                 cpu_serial_ms: serial,
                 cpu_rayon_ms: par,
                 image_crate_ms: None,
+                same_size_copy_gbps: 0.0,
             });
             let last = (runs + warm - 1) % sets;
             assert_eq!(s.download(&outs[last]).unwrap(), cpu::equalize(&gray.view()).unwrap(), "equalize {size} {dn}");
@@ -406,10 +424,17 @@ fn main() {
                     cpu_serial_ms: serial,
                     cpu_rayon_ms: par,
                     image_crate_ms: None,
+                    same_size_copy_gbps: 0.0,
                 });
             }
             println!("[{done}/{total}] {size} {dn}: {:.1} s", t0.elapsed().as_secs_f64());
         }
+    }
+
+    // The same-size copy reference for every row (one measurement per byte count).
+    let mut copies: BTreeMap<u64, f64> = BTreeMap::new();
+    for r in rows.iter_mut() {
+        r.same_size_copy_gbps = *copies.entry(r.bytes).or_insert_with(|| copy_at(&s, r.bytes));
     }
 
     // End-to-end for a file: a 4K PNG made from the photo.
@@ -431,6 +456,7 @@ fn main() {
             "gpu_median_ms": r.gpu_ms, "gpu_min_ms": r.gpu_min_ms, "bytes": r.bytes,
             "gbps": r.gbps(), "fraction_of_copy": r.gbps() / copy_gbps,
             "cpu_serial_ms": r.cpu_serial_ms, "cpu_rayon_ms": r.cpu_rayon_ms, "image_crate_ms": r.image_crate_ms,
+            "same_size_copy_gbps": r.same_size_copy_gbps, "fraction_of_same_size_copy": r.gbps() / r.same_size_copy_gbps,
         })).collect::<Vec<Value>>(),
         "end_to_end_4k": e2e.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<String, Value>>(),
     });
@@ -481,17 +507,15 @@ fn sweep(s: &Stream, profile: bool) {
     let copy = 2.0 * (1u64 << 30) as f64 / (copy_ms * 1e-3) / 1e9;
     println!("sweep at 8K, random data (constant where said); copy {copy:.0} GB/s; fraction of copy:");
     println!(
-        "{:<8} {:>8} {:>8} {:>10} {:>14} {:>14} {:>14} {:>14} {:>8} {:>8}",
-        "waves", "gray", "LUT", "LUT 1-byte", "hist", "hist (runs)", "hist const", "runs const", "gather", "SM copy"
+        "{:<8} {:>8} {:>8} {:>14} {:>14} {:>14} {:>14} {:>8} {:>8}",
+        "waves", "gray", "LUT", "hist", "hist (runs)", "hist const", "runs const", "gather", "SM copy"
     );
     for waves in [1u32, 2, 4, 8] {
         GRID_WAVES.store(waves, Relaxed);
         let frac = |bytes: u64, ms: f64| bytes as f64 / (ms * 1e-3) / 1e9 / copy;
         let g = time_gpu(s, 3, 30, |_| s.grayscale(&d_rgb, &mut out, GrayWeights::Bt601)).0;
         let l = time_gpu(s, 3, 30, |_| s.apply_lut(&d_gray, &mut out, &lut)).0;
-        cuimg::gpu::tuning::GRAY_LUT.store(1, Relaxed);
-        let l1 = time_gpu(s, 3, 30, |_| s.apply_lut(&d_gray, &mut out, &lut)).0;
-        cuimg::gpu::tuning::GRAY_LUT.store(0, Relaxed);
+
         let mut hist = |v: u32, src: &DeviceImage<Gray8>| {
             GRAY_HISTOGRAM.store(v, Relaxed);
             let t = time_gpu(s, 3, 30, |_| s.histogram(src, &mut bins)).0;
@@ -502,10 +526,9 @@ fn sweep(s: &Stream, profile: bool) {
         let ga = time_gpu(s, 3, 30, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check()).0;
         let sm_copy = time_gpu(s, 3, 20, |_| cuimg::gpu::tuning::copy_kernel(s, &a, &mut b)).0;
         println!(
-            "{waves:<8} {:>8.3} {:>8.3} {:>10.3} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>8.3} {:>8.3}",
+            "{waves:<8} {:>8.3} {:>8.3} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>8.3} {:>8.3}",
             frac(4 * n, g),
             frac(2 * n, l),
-            frac(2 * n, l1),
             frac(n, hl),
             frac(n, ha),
             frac(n, hlc),
@@ -553,19 +576,20 @@ fn end_to_end(gpu: &Gpu, s: &Stream, photo: &Image<Rgb8>) -> BTreeMap<&'static s
 
 fn print_table(rows: &[Row], copy: f64) {
     println!(
-        "\n{:<20} {:>6} {:>9} {:>10} {:>8} {:>7} {:>11} {:>11}",
-        "op", "size", "data", "GPU ms", "GB/s", "of copy", "CPU serial", "CPU rayon"
+        "\n{:<20} {:>6} {:>9} {:>10} {:>8} {:>7} {:>9} {:>11} {:>11}",
+        "op", "size", "data", "GPU ms", "GB/s", "of copy", "of same", "CPU serial", "CPU rayon"
     );
     for r in rows {
         let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
         println!(
-            "{:<20} {:>6} {:>9} {:>10.4} {:>8.0} {:>7.2} {:>11} {:>11}",
+            "{:<20} {:>6} {:>9} {:>10.4} {:>8.0} {:>7.2} {:>9.2} {:>11} {:>11}",
             r.op,
             r.size,
             r.data,
             r.gpu_ms,
             r.gbps(),
             r.gbps() / copy,
+            r.gbps() / r.same_size_copy_gbps,
             f(r.cpu_serial_ms),
             f(r.cpu_rayon_ms)
         );
@@ -581,12 +605,12 @@ fn markdown(gpu: &Gpu, rows: &[Row], copy: f64, e2e: &BTreeMap<&str, f64>) -> St
         gpu.multiprocessors(),
         rayon::current_num_threads()
     );
-    m += "| op | size | data | GPU median ms | GPU min ms | bytes moved | GB/s | fraction of copy | CPU serial ms | CPU rayon ms | image crate ms | speed-up vs serial |\n";
-    m += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    m += "| op | size | data | GPU median ms | GPU min ms | bytes moved | GB/s | fraction of copy | same-size copy GB/s | fraction of same-size copy | CPU serial ms | CPU rayon ms | image crate ms | speed-up vs serial |\n";
+    m += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for r in rows {
         let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
         m += &format!(
-            "| {} | {} | {} | {:.4} | {:.4} | {} | {:.0} | {:.2} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {:.4} | {:.4} | {} | {:.0} | {:.2} | {:.0} | {:.2} | {} | {} | {} | {} |\n",
             r.op,
             r.size,
             r.data,
@@ -595,6 +619,8 @@ fn markdown(gpu: &Gpu, rows: &[Row], copy: f64, e2e: &BTreeMap<&str, f64>) -> St
             r.bytes,
             r.gbps(),
             r.gbps() / copy,
+            r.same_size_copy_gbps,
+            r.gbps() / r.same_size_copy_gbps,
             f(r.cpu_serial_ms),
             f(r.cpu_rayon_ms),
             f(r.image_crate_ms),

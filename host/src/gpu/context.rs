@@ -37,8 +37,6 @@ pub(crate) struct Inner {
     pub name: String,
     pub compute_capability: (i32, i32),
     pub multiprocessors: u32,
-    /// Whether blocks may take the 128 KiB pair table of `lut_c1_pairs`.
-    pub pair_lut: bool,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -93,13 +91,8 @@ impl Gpu {
         };
         let module = ctx.load_module(Ptx::from_src(PTX)).map_err(ptx_error)?;
         let kernels = Kernels::load(&module).map_err(ptx_error)?;
-        let optin = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let pair_lut = optin >= super::lut::PAIR_TABLE_BYTES as i32 && {
-            let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-            kernels.lut_c1_pairs.set_attribute(attr, super::lut::PAIR_TABLE_BYTES as i32).is_ok()
-        };
         let stream = ctx.new_stream()?;
-        Ok(Gpu { inner: Arc::new(Inner { ctx, kernels, stream, name, compute_capability, multiprocessors, pair_lut }) })
+        Ok(Gpu { inner: Arc::new(Inner { ctx, kernels, stream, name, compute_capability, multiprocessors }) })
     }
 
     /// The device's name, such as "NVIDIA H100 80GB HBM3".

@@ -11,7 +11,14 @@ use crate::error::{Error, Result};
 use crate::validate;
 
 /// The pending result of a [`Stream::gather`]: call [`GatherCheck::check`] to wait for the
-/// kernel and learn whether every index was in range.
+/// kernel and learn whether every index was in range. It borrows its stream, so it stays on
+/// the stream's thread:
+///
+/// ```compile_fail
+/// fn to_thread<T: Send>(_: T) {}
+/// # let (s, src, idx, mut out): (cuimg::Stream, cuimg::DeviceBuffer<u8>, cuimg::DeviceBuffer<u32>, cuimg::DeviceBuffer<u8>) = unimplemented!();
+/// to_thread(s.gather(&src, &idx, &mut out).unwrap());
+/// ```
 #[must_use = "the gather's index check is only read by check()"]
 pub struct GatherCheck<'a> {
     stream: &'a Stream,

@@ -29,13 +29,6 @@ pub(crate) fn linear(stream: &Stream, func: &CudaFunction, items: u64, smem: u32
     Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: smem })
 }
 
-/// A 1-D launch of `block`-thread blocks, as many as fit on the GPU at once: for kernels
-/// whose per-block setup (a large shared table) must be paid once per resident block.
-pub(crate) fn linear_sized(stream: &Stream, func: &CudaFunction, block: u32, smem: u32) -> Result<LaunchConfig> {
-    let blocks = resident_blocks(stream, func, block, smem)? * super::tuning::grid_waves();
-    Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem })
-}
-
 /// A 2-D launch over `cols` x `rows` (32 x 8 threads per block).
 pub(crate) fn planar(stream: &Stream, func: &CudaFunction, cols: u64, rows: u64, smem: u32) -> Result<LaunchConfig> {
     let cap = resident_blocks(stream, func, 256, smem)? as u64;

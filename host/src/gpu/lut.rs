@@ -3,7 +3,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr};
 
 use super::context::Gpu;
-use super::launch::{launch, linear, linear_sized, planar};
+use super::launch::{launch, linear, planar};
 use super::memory::{AsDeviceView, AsDeviceViewMut, DeviceView, DeviceViewMut};
 use super::stream::Stream;
 use crate::error::{Error, Result};
@@ -14,9 +14,6 @@ use crate::validate;
 
 /// Shared bytes per channel of the kernels' replicated tables (`kernels-gpu/src/lut.rs`).
 pub(crate) const TABLE_BYTES: u32 = 8192;
-/// Shared bytes of the gray pair-table kernel, and its block size.
-pub(crate) const PAIR_TABLE_BYTES: u32 = 65536 * 2 + 256;
-const PAIR_BLOCK: u32 = 512;
 
 /// Lookup tables in device memory, one per channel.
 ///
@@ -98,14 +95,7 @@ impl Stream {
         let smem = TABLE_BYTES * P::CHANNELS as u32;
         let (s, _read) = src.ptr(&self.raw);
         let (d, _write) = dst.ptr_mut(&self.raw);
-        if sl.flat && dl.flat && P::CHANNELS == 1 && self.gpu.inner.pair_lut && !super::tuning::single_byte_lut() {
-            let func = &k.lut_c1_pairs;
-            let n = sl.width as u64 * sl.height as u64;
-            let cfg = linear_sized(self, func, PAIR_BLOCK, PAIR_TABLE_BYTES)?;
-            // SAFETY: both views are contiguous, 16-byte aligned and hold n bytes; `lut` holds
-            // 256 bytes; PAIR_TABLE_BYTES of shared memory, opted into when the GPU was opened.
-            unsafe { launch!(self, func, cfg; s, d, n, lut) }?;
-        } else if sl.flat && dl.flat {
+        if sl.flat && dl.flat {
             let func = match P::CHANNELS {
                 1 => &k.lut_c1_flat,
                 3 => &k.lut_c3_flat,

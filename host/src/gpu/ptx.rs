@@ -39,7 +39,6 @@ kernel_table!(
     equalize_lut,
     equalize_luma_pitched,
     lut_c1_flat,
-    lut_c1_pairs,
     lut_c3_flat,
     lut_c4_flat,
     lut_pitched,

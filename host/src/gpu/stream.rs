@@ -19,7 +19,14 @@ use crate::validate;
 /// streams may overlap. Most methods return as soon as the work is queued.
 ///
 /// A `Stream` is `Send` but not `Sync`: hand it to another thread, but don't queue work on it
-/// from two threads at once (make one stream per thread; see [`Gpu::stream`]).
+/// from two threads at once (make one stream per thread; see [`Gpu::stream`]). Sharing one
+/// is a compile error:
+///
+/// ```compile_fail
+/// fn shared<T: Sync>(_: &T) {}
+/// # let gpu: cuimg::Gpu = unimplemented!();
+/// shared(&gpu.stream().unwrap());
+/// ```
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {

@@ -13,14 +13,6 @@ pub static GRID_WAVES: AtomicU32 = AtomicU32::new(1);
 /// byte-by-byte run tracking.
 pub static GRAY_HISTOGRAM: AtomicU32 = AtomicU32::new(0);
 
-/// The gray LUT kernel: 0 = the two-byte pair table where the GPU has the shared memory,
-/// 1 = always the replicated single-byte table.
-pub static GRAY_LUT: AtomicU32 = AtomicU32::new(0);
-
-pub(crate) fn single_byte_lut() -> bool {
-    GRAY_LUT.load(Relaxed) == 1
-}
-
 pub(crate) fn grid_waves() -> u32 {
     GRID_WAVES.load(Relaxed).max(1)
 }
