@@ -74,6 +74,21 @@ fn bad_layouts_are_rejected() {
     assert!(ImageView::<Gray8>::new(&bytes, 4, 2, 6).is_ok());
 }
 
+/// Found by the `views` fuzz target: a zero-width region of a tall view kept its parent's
+/// pitch over no bytes, and reading its second row panicked.
+#[test]
+fn empty_regions_have_empty_rows() {
+    let img = Image::<Rgb8>::filled(5, 4, 9);
+    let roi = img.roi(Rect::new(2, 1, 0, 3)).unwrap();
+    assert_eq!(roi.rows().count(), 3);
+    assert!(roi.rows().all(|r| r.is_empty()));
+    assert_eq!(roi.to_image().dimensions(), (0, 3));
+    assert!(matches!(cpu::histogram(&roi).unwrap_err(), Error::EmptyImage { width: 0, height: 3 }));
+    let mut img = img;
+    let mut roi_mut = img.view_mut().roi(Rect::new(5, 0, 0, 4)).unwrap();
+    assert!(roi_mut.row_mut(3).is_empty());
+}
+
 #[test]
 fn regions_outside_the_image_are_rejected() {
     let img = Image::<Rgba8>::new(10, 8);

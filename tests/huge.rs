@@ -18,14 +18,14 @@ fn enabled() -> bool {
     on
 }
 
-/// 32768 x 32768 RGBA8: 4 GiB, past 2^32 bytes.
+/// 32768 x 32769 RGBA8: just past 2^32 bytes (32768 x 32768 is exactly 2^32).
 #[test]
 fn rgba_past_4_gib() {
     if !enabled() {
         return;
     }
     let Some(s) = cuimg_tests::stream() else { return };
-    let (w, h) = (32768u32, 32768u32);
+    let (w, h) = (32768u32, 32769u32);
     let mut img = Image::<Rgba8>::new(w, h);
     SmallRng::seed_from_u64(71).fill(img.as_bytes_mut());
     assert!(img.as_bytes().len() as u64 > 1 << 32);

@@ -30,6 +30,7 @@ struct Opts {
     quick: bool,
     sweep: bool,
     profile: bool,
+    replot: Option<PathBuf>,
     out: PathBuf,
     images: PathBuf,
 }
@@ -39,6 +40,7 @@ fn opts() -> Opts {
         quick: false,
         sweep: false,
         profile: false,
+        replot: None,
         out: PathBuf::from("bench-out"),
         images: PathBuf::from("../shared/images"),
     };
@@ -48,10 +50,13 @@ fn opts() -> Opts {
             "--quick" => o.quick = true,
             "--sweep" => o.sweep = true,
             "--profile" => o.profile = true,
+            "--replot" => o.replot = Some(args.next().expect("--replot bench.json").into()),
             "--out" => o.out = args.next().expect("--out DIR").into(),
             "--images" => o.images = args.next().expect("--images DIR").into(),
             "--bench" => {}
-            other => panic!("unknown argument {other}; use [--quick] [--out DIR] [--images DIR]"),
+            other => panic!(
+                "unknown argument {other}; use [--quick | --sweep | --profile | --replot FILE] [--out DIR] [--images DIR]"
+            ),
         }
     }
     if let Some(dir) = std::env::var_os("CUIMG_IMAGES") {
@@ -240,6 +245,10 @@ impl Row {
 fn main() {
     let o = opts();
     std::fs::create_dir_all(&o.out).expect("output folder");
+    if let Some(json) = &o.replot {
+        replot(json, &o.out);
+        return;
+    }
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) => {
@@ -699,46 +708,82 @@ fn chart_time(rows: &[Row], path: &std::path::Path) {
     root.present().unwrap();
 }
 
-/// Fraction of the copy bandwidth per op at the largest size, one bar per data kind.
+/// The targets at 8K, as fractions of the copy bandwidth: (op, data kind or any).
+const TARGETS: [(&str, &str, f64); 5] = [
+    ("grayscale RGB8", "", 0.90),
+    ("histogram", "random", 0.55),
+    ("histogram", "constant", 0.50),
+    ("LUT apply", "", 0.85),
+    ("gather f32 identity", "", 0.80),
+];
+
+/// Fraction of the copy bandwidth per op at the largest size, one bar per data kind, with
+/// the targets as black marks.
 fn chart_fraction(rows: &[Row], copy: f64, path: &std::path::Path) {
-    let root = SVGBackend::new(path, (1100, 600)).into_drawing_area();
+    let root = SVGBackend::new(path, (1200, 620)).into_drawing_area();
     root.fill(&WHITE).unwrap();
     let largest = rows.iter().map(|r| r.megapixels).fold(0.0, f64::max);
     let big: Vec<&Row> = rows.iter().filter(|r| r.megapixels == largest).collect();
     let names = ops(rows);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!(
-                "Fraction of the device copy bandwidth ({copy:.0} GB/s), {} ({:.0} MP): random | photo | constant",
-                big[0].size, largest
-            ),
+            format!("Fraction of copy bandwidth ({copy:.0} GB/s) at {} ({largest:.0} MP); bars: random, photo, constant; black: target", big[0].size),
             ("sans-serif", 20),
         )
         .margin(20)
-        .x_label_area_size(60)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..names.len() as f64, 0f64..1.1)
+        .build_cartesian_2d(0f64..names.len() as f64, -0.12f64..1.1)
         .unwrap();
-    chart
-        .configure_mesh()
-        .x_labels(names.len() * 2)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - x.floor() - 0.5).abs() < 0.01 && i < names.len() { names[i].to_string() } else { String::new() }
-        })
-        .y_desc("effective GB/s / copy GB/s")
-        .draw()
-        .unwrap();
+    chart.configure_mesh().disable_x_mesh().disable_x_axis().y_desc("effective GB/s / copy GB/s").draw().unwrap();
     for (i, op) in names.iter().enumerate() {
+        let label = Text::new(op.to_string(), (i as f64 + 0.08, -0.05), ("sans-serif", 15).into_font());
+        chart.draw_series(std::iter::once(label)).unwrap();
         for (j, data) in ["random", "photo", "constant"].iter().enumerate() {
+            let x0 = i as f64 + 0.1 + j as f64 * 0.27;
             if let Some(r) = big.iter().find(|r| r.op == *op && r.data == *data) {
-                let x0 = i as f64 + 0.1 + j as f64 * 0.27;
                 let c = color(op).mix([1.0, 0.7, 0.45][j]);
                 chart
                     .draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x0 + 0.25, r.gbps() / copy)], c.filled())))
                     .unwrap();
             }
+            for (_, _, t) in TARGETS.iter().filter(|(o, d, _)| o == op && (d.is_empty() || d == data)) {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x0 - 0.01, *t), (x0 + 0.26, *t)],
+                        BLACK.stroke_width(3),
+                    )))
+                    .unwrap();
+            }
         }
     }
     root.present().unwrap();
+}
+
+/// `--replot FILE`: redraws the charts from a `bench.json` (no GPU needed).
+fn replot(json_path: &std::path::Path, out: &std::path::Path) {
+    let text = std::fs::read_to_string(json_path).unwrap_or_else(|e| panic!("{}: {e}", json_path.display()));
+    let v: Value = serde_json::from_str(&text).expect("bench.json");
+    let leak = |s: &Value| -> &'static str { Box::leak(s.as_str().unwrap_or("").to_string().into_boxed_str()) };
+    let rows: Vec<Row> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| Row {
+            op: leak(&r["op"]),
+            size: leak(&r["size"]),
+            megapixels: r["megapixels"].as_f64().unwrap_or(0.0),
+            data: leak(&r["data"]),
+            gpu_ms: r["gpu_median_ms"].as_f64().unwrap_or(0.0),
+            gpu_min_ms: r["gpu_min_ms"].as_f64().unwrap_or(0.0),
+            bytes: r["bytes"].as_u64().unwrap_or(0),
+            cpu_serial_ms: r["cpu_serial_ms"].as_f64(),
+            cpu_rayon_ms: r["cpu_rayon_ms"].as_f64(),
+            image_crate_ms: r["image_crate_ms"].as_f64(),
+            same_size_copy_gbps: r["same_size_copy_gbps"].as_f64().unwrap_or(0.0),
+        })
+        .collect();
+    let copy = v["copy_gbps"].as_f64().expect("copy_gbps");
+    chart_time(&rows, &out.join("time_vs_size.svg"));
+    chart_fraction(&rows, copy, &out.join("fraction_of_copy.svg"));
+    println!("redrew {}/time_vs_size.svg and fraction_of_copy.svg from {}", out.display(), json_path.display());
 }

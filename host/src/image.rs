@@ -326,7 +326,8 @@ impl<'a, P: Pixel> ImageView<'a, P> {
                 bytes: &[],
                 width: rect.width,
                 height: rect.height,
-                pitch: self.pitch,
+                // No bytes, so no stride either: every row of a zero-width region is empty.
+                pitch: row_bytes::<P>(rect.width),
                 _p: PhantomData,
             });
         }
@@ -412,7 +413,7 @@ impl<'a, P: Pixel> ImageViewMut<'a, P> {
                 bytes: &mut [],
                 width: rect.width,
                 height: rect.height,
-                pitch: self.pitch,
+                pitch: row_bytes::<P>(rect.width),
                 _p: PhantomData,
             });
         }

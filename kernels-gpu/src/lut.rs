@@ -197,4 +197,3 @@ pub unsafe extern "ptx-kernel" fn lut_pitched(
         }
     }
 }
-
