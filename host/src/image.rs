@@ -320,25 +320,8 @@ impl<'a, P: Pixel> ImageView<'a, P> {
 
     /// A sub-view.
     pub fn roi(&self, rect: Rect) -> Result<ImageView<'a, P>> {
-        rect.check_inside(self.width, self.height)?;
-        if rect.width == 0 || rect.height == 0 {
-            return Ok(ImageView {
-                bytes: &[],
-                width: rect.width,
-                height: rect.height,
-                // No bytes, so no stride either: every row of a zero-width region is empty.
-                pitch: row_bytes::<P>(rect.width),
-                _p: PhantomData,
-            });
-        }
-        let start = rect.y as usize * self.pitch + rect.x as usize * P::CHANNELS;
-        Ok(ImageView {
-            bytes: &self.bytes[start..],
-            width: rect.width,
-            height: rect.height,
-            pitch: self.pitch,
-            _p: PhantomData,
-        })
+        let (range, pitch) = sub_layout::<P>(rect, self.dimensions(), self.pitch, self.bytes.len())?;
+        Ok(ImageView { bytes: &self.bytes[range], width: rect.width, height: rect.height, pitch, _p: PhantomData })
     }
 
     /// Copies the view into a packed image.
@@ -407,22 +390,12 @@ impl<'a, P: Pixel> ImageViewMut<'a, P> {
 
     /// A mutable sub-view, borrowing this one.
     pub fn roi(self, rect: Rect) -> Result<ImageViewMut<'a, P>> {
-        rect.check_inside(self.width, self.height)?;
-        if rect.width == 0 || rect.height == 0 {
-            return Ok(ImageViewMut {
-                bytes: &mut [],
-                width: rect.width,
-                height: rect.height,
-                pitch: row_bytes::<P>(rect.width),
-                _p: PhantomData,
-            });
-        }
-        let start = rect.y as usize * self.pitch + rect.x as usize * P::CHANNELS;
+        let (range, pitch) = sub_layout::<P>(rect, self.dimensions(), self.pitch, self.bytes.len())?;
         Ok(ImageViewMut {
-            bytes: &mut self.bytes[start..],
+            bytes: &mut self.bytes[range],
             width: rect.width,
             height: rect.height,
-            pitch: self.pitch,
+            pitch,
             _p: PhantomData,
         })
     }
@@ -435,6 +408,21 @@ impl<'a, P: Pixel> ImageViewMut<'a, P> {
         }
         Ok(())
     }
+}
+
+/// Where a region of a view lies in the view's bytes, and its pitch. An empty region gets no
+/// bytes and no stride, so every one of its (empty) rows reads as empty.
+fn sub_layout<P: Pixel>(
+    rect: Rect,
+    (width, height): (u32, u32),
+    pitch: usize,
+    len: usize,
+) -> Result<(std::ops::Range<usize>, usize)> {
+    rect.check_inside(width, height)?;
+    if rect.width == 0 || rect.height == 0 {
+        return Ok((0..0, row_bytes::<P>(rect.width)));
+    }
+    Ok((rect.y as usize * pitch + rect.x as usize * P::CHANNELS..len, pitch))
 }
 
 /// `DimensionMismatch` unless `actual == expected`.

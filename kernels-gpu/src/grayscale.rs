@@ -34,12 +34,8 @@ impl Weights {
 unsafe fn gray_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, w: Weights) {
     let groups = n / 16;
     for g in grid_stride_1d(groups) {
-        let mut words = [0u32; 16];
-        for k in 0..C {
-            // SAFETY: vector `g*C + k` lies inside the `n * C` source bytes since g < n / 16.
-            let v = unsafe { vector::load(src, g * C as u64 + k as u64) };
-            words[4 * k..4 * k + 4].copy_from_slice(&v.0);
-        }
+        // SAFETY: group g < n / 16 lies inside the `n * C` source bytes.
+        let words = unsafe { vector::load_group::<C>(src, g) };
         let byte = |i: usize| (words[i / 4] >> (8 * (i % 4))) & 0xff;
         let mut out = [0u32; 16];
         for (p, o) in out.iter_mut().enumerate() {
@@ -61,45 +57,43 @@ unsafe fn gray_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, w: Wei
     }
 }
 
-/// RGB8/BGR8 -> Gray8, contiguous. See [`gray_flat`].
-///
-/// # Safety
-/// `src`: `3n` bytes, `dst`: `n` bytes, both 16-byte aligned; 1-D launch.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gray_c3_flat(
-    src: *const u8,
-    dst: *mut u8,
-    n: u64,
-    wr: i32,
-    wg: i32,
-    wb: i32,
-    bias: i32,
-    shift: u32,
-) {
-    let w = Weights { r: wr, g: wg, b: wb, bias, shift };
-    // SAFETY: forwarded contract.
-    unsafe { gray_flat::<3>(src, dst, n, w) }
+macro_rules! gray_flat_kernel {
+    ($(#[$doc:meta])* $name:ident, $c:literal) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            src: *const u8,
+            dst: *mut u8,
+            n: u64,
+            wr: i32,
+            wg: i32,
+            wb: i32,
+            bias: i32,
+            shift: u32,
+        ) {
+            let w = Weights { r: wr, g: wg, b: wb, bias, shift };
+            // SAFETY: forwarded contract.
+            unsafe { gray_flat::<$c>(src, dst, n, w) }
+        }
+    };
 }
 
-/// RGBA8/BGRA8 -> Gray8, contiguous. See [`gray_flat`].
-///
-/// # Safety
-/// `src`: `4n` bytes, `dst`: `n` bytes, both 16-byte aligned; 1-D launch.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gray_c4_flat(
-    src: *const u8,
-    dst: *mut u8,
-    n: u64,
-    wr: i32,
-    wg: i32,
-    wb: i32,
-    bias: i32,
-    shift: u32,
-) {
-    let w = Weights { r: wr, g: wg, b: wb, bias, shift };
-    // SAFETY: forwarded contract.
-    unsafe { gray_flat::<4>(src, dst, n, w) }
-}
+gray_flat_kernel!(
+    /// RGB8/BGR8 -> Gray8, contiguous. See [`gray_flat`].
+    ///
+    /// # Safety
+    /// `src`: `3n` bytes, `dst`: `n` bytes, both 16-byte aligned; 1-D launch.
+    gray_c3_flat,
+    3
+);
+gray_flat_kernel!(
+    /// RGBA8/BGRA8 -> Gray8, contiguous. See [`gray_flat`].
+    ///
+    /// # Safety
+    /// `src`: `4n` bytes, `dst`: `n` bytes, both 16-byte aligned; 1-D launch.
+    gray_c4_flat,
+    4
+);
 
 /// The general form: any pitch, any ROI, interleaved or planar, gray or "black and white"
 /// output.

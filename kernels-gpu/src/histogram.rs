@@ -111,12 +111,8 @@ unsafe fn histogram_flat<const C: usize>(src: *const u8, n: u64, hist: *mut u32)
     let mut runs = [Run::EMPTY; C];
     let groups = n / 16;
     for g in grid_stride_1d(groups) {
-        let mut words = [0u32; 16];
-        for k in 0..C {
-            // SAFETY: vector g*C + k lies inside the n*C bytes since g < n / 16.
-            let v = unsafe { vector::load(src, g * C as u64 + k as u64) };
-            words[4 * k..4 * k + 4].copy_from_slice(&v.0);
-        }
+        // SAFETY: group g < n / 16 lies inside the n*C bytes.
+        let words = unsafe { vector::load_group::<C>(src, g) };
         for i in 0..16 * C {
             let v = (words[i / 4] >> (8 * (i % 4))) & 0xff;
             // SAFETY: bins[i % C] is this warp's copy for that channel.

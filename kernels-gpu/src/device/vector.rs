@@ -38,6 +38,22 @@ pub unsafe fn load(p: *const u8, i: u64) -> V16 {
     unsafe { *(p as *const V16).add(i as usize) }
 }
 
+/// Group `g` of 16 pixels of `C` interleaved bytes: its `C` consecutive vectors, as words
+/// (`4 * C` of the 16 used).
+///
+/// # Safety
+/// `p` must be 16-byte aligned and `p + 16 * C * (g + 1)` bytes must be readable.
+#[inline(always)]
+pub unsafe fn load_group<const C: usize>(p: *const u8, g: u64) -> [u32; 16] {
+    let mut words = [0u32; 16];
+    for k in 0..C {
+        // SAFETY: the caller's contract covers vectors g*C .. g*C + C.
+        let v = unsafe { load(p, g * C as u64 + k as u64) };
+        words[4 * k..4 * k + 4].copy_from_slice(&v.0);
+    }
+    words
+}
+
 /// Stores `v` as the `i`-th 16-byte vector at `p`.
 ///
 /// # Safety
