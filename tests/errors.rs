@@ -205,6 +205,16 @@ fn corrupt_and_missing_files_are_decode_errors() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A driver failure (here: a 1 TiB allocation) is `Error::Cuda`, and the context survives it.
+#[test]
+fn out_of_device_memory_is_a_typed_error() {
+    let Some(s) = stream() else { return };
+    let e = s.alloc::<Rgba8>(1 << 20, 1 << 18).unwrap_err();
+    assert!(matches!(e, Error::Cuda(_)), "{e}");
+    assert!(e.to_string().contains("CUDA driver error"), "{e}");
+    still_works(&s);
+}
+
 #[test]
 fn no_driver_is_a_typed_error() {
     if cuimg::driver_available() {
