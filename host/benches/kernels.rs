@@ -114,7 +114,7 @@ fn par_gray<P: cuimg::Color>(img: &Image<P>) -> Vec<u8> {
         .par_iter()
         .map(|p| {
             let c = p.channels();
-            ((c[r] as u32 * 9798 + c[g] as u32 * 19235 + c[b] as u32 * 3735 + 16384) >> 15) as u8
+            GrayWeights::Bt601.luma(c[r], c[g], c[b]).expect("BT.601 is valid")
         })
         .collect()
 }
@@ -314,7 +314,11 @@ fn main() {
                     let img = image::RgbImage::from_raw(w, h, rgb.as_bytes().to_vec()).unwrap();
                     (
                         cpu_if(&mut || time_cpu(cpu_runs, || cpu::grayscale(&rgb.view(), GrayWeights::Bt601).unwrap())),
-                        cpu_if(&mut || time_cpu(cpu_runs, || par_gray(&rgb))),
+                        cpu_if(&mut || {
+                            let want = cpu::grayscale(&rgb.view(), GrayWeights::Bt601).unwrap();
+                            assert_eq!(par_gray(&rgb), want.as_bytes(), "rayon baseline {size} {dn}");
+                            time_cpu(cpu_runs, || par_gray(&rgb))
+                        }),
                         cpu_if(&mut || time_cpu(cpu_runs, || image::imageops::grayscale(&img))),
                     )
                 } else {

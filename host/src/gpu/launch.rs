@@ -31,7 +31,7 @@ pub(crate) fn linear(stream: &Stream, func: &CudaFunction, items: u64, smem: u32
 
 /// A 2-D launch over `cols` x `rows` (32 x 8 threads per block).
 pub(crate) fn planar(stream: &Stream, func: &CudaFunction, cols: u64, rows: u64, smem: u32) -> Result<LaunchConfig> {
-    let cap = resident_blocks(stream, func, 256, smem)? as u64;
+    let cap = resident_blocks(stream, func, BLOCK, smem)? as u64;
     let gx = cols.div_ceil(32).clamp(1, cap);
     let gy = rows.div_ceil(8).clamp(1, (cap / gx).clamp(1, 65535));
     Ok(LaunchConfig { grid_dim: (gx as u32, gy as u32, 1), block_dim: (32, 8, 1), shared_mem_bytes: smem })
