@@ -228,3 +228,40 @@ fn no_driver_is_a_typed_error() {
         assert!(e.to_string().starts_with("no CUDA driver"));
     }
 }
+
+/// Sizes whose byte counts overflow are typed errors in every constructor, never a wrapped
+/// length (which once made `from_bytes` return an image of zero pixels in release builds),
+/// a panic or an abort.
+#[test]
+fn constructors_check_their_sizes() {
+    for (w, h) in [(1u32 << 31, 1u32 << 31), (u32::MAX, u32::MAX)] {
+        assert!(matches!(Image::<Rgba8>::from_bytes(w, h, &[]).unwrap_err(), Error::TooLarge { .. }), "{w}x{h}");
+    }
+    for (w, h) in [(1u32 << 31, 1u32 << 31), (u32::MAX, u32::MAX), (u32::MAX, 2)] {
+        assert!(Image::<Rgba8>::from_bytes(w, h, &[]).is_err(), "{w}x{h}");
+        assert!(Image::<Gray8>::from_bytes(w, h, &[]).is_err(), "{w}x{h}");
+        assert!(matches!(
+            PlanarView::from_chw(&[], w, h).unwrap_err(),
+            Error::TooLarge { .. } | Error::WrongLength { .. }
+        ));
+    }
+    assert!(matches!(PlanarView::from_chw(&[], u32::MAX, u32::MAX).unwrap_err(), Error::TooLarge { .. }));
+    let err = Image::<Rgba8>::try_new(u32::MAX, u32::MAX).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+    // Within the address space but far beyond any machine's memory: an error, not an abort.
+    let err = Image::<Rgba8>::try_new(1 << 30, 1 << 28).unwrap_err();
+    assert!(matches!(err, Error::OutOfHostMemory { .. } | Error::TooLarge { .. }), "{err}");
+    assert_eq!(Image::<Rgb8>::try_new(5, 3).unwrap().as_bytes().len(), 45);
+    let panic = std::panic::catch_unwind(|| Image::<Rgba8>::new(u32::MAX, u32::MAX)).unwrap_err();
+    let msg = panic.downcast_ref::<String>().expect("a message");
+    assert!(msg.contains("too large"), "{msg}");
+    // Histogram bins whose sum passes u32::MAX: the table still comes out, monotone.
+    let lut = cuimg::ops::histogram::equalization_lut(&[u32::MAX; 256]);
+    assert!(lut.0.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!((lut[0u8], lut[255u8]), (0, 255));
+    if let Some(s) = stream() {
+        assert!(matches!(s.alloc::<Rgba8>(u32::MAX, u32::MAX).unwrap_err(), Error::TooLarge { .. }));
+        assert!(matches!(s.gpu().alloc_pinned::<Rgba8>(u32::MAX, u32::MAX).unwrap_err(), Error::TooLarge { .. }));
+        still_works(&s);
+    }
+}

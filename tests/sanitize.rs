@@ -132,3 +132,79 @@ fn gather_kernels() {
         assert!(gpu.gather(&src3, &bad).is_err());
     }
 }
+
+fn formats_histogram_lut<P: cuimg::Pixel>(s: &cuimg::Stream, seed: u64) {
+    for &(w, h) in SMALL.iter().chain(&[(515, 300)]) {
+        let img = random::<P>(w, h, seed);
+        let dev = s.upload(&img.view()).unwrap();
+        let mut bins = s.alloc_histogram(P::CHANNELS).unwrap();
+        s.histogram(&dev, &mut bins).unwrap();
+        assert_eq!(s.download_histogram(&bins).unwrap(), cpu::histogram(&img.view()).unwrap(), "{}", P::NAME);
+        let r = Rect::new(w / 3, h / 3, w - w / 3, h - h / 3);
+        s.histogram(&dev.roi(r).unwrap(), &mut bins).unwrap();
+        assert_eq!(s.download_histogram(&bins).unwrap(), cpu::histogram(&img.roi(r).unwrap()).unwrap());
+        let luts = s.upload_lut::<P>(&Lut::gamma(1.7)).unwrap();
+        let mut out = poisoned::<P>(s, w, h);
+        s.apply_lut(&dev, &mut out, &luts).unwrap();
+        assert_same(&s.download(&out).unwrap(), &cpu::apply_lut(&img.view(), &Lut::gamma(1.7)).unwrap(), P::NAME);
+        let mut out = poisoned::<P>(s, r.width, r.height);
+        s.apply_lut(&dev.roi(r).unwrap(), &mut out, &luts).unwrap();
+        assert_same(
+            &s.download(&out).unwrap(),
+            &cpu::apply_lut(&img.roi(r).unwrap(), &Lut::gamma(1.7)).unwrap(),
+            P::NAME,
+        );
+    }
+}
+
+fn formats_equalize_gray<P: cuimg::Gray>(s: &cuimg::Stream, seed: u64) {
+    for &(w, h) in SMALL.iter().chain(&[(515, 300)]) {
+        let img = skewed::<P>(w, h, seed);
+        assert_same(&s.gpu().equalize(&img.view()).unwrap(), &cpu::equalize(&img.view()).unwrap(), P::NAME);
+    }
+}
+
+fn formats_color<P: cuimg::Color>(s: &cuimg::Stream, seed: u64) {
+    for &(w, h) in SMALL.iter().chain(&[(515, 300)]) {
+        let img = skewed::<P>(w, h, seed);
+        let g = s.gpu();
+        for weights in [GrayWeights::Bt601, GrayWeights::Custom { r: 0.5, g: -0.25, b: 1.0 }] {
+            assert_same(
+                &g.grayscale(&img.view(), weights).unwrap(),
+                &cpu::grayscale(&img.view(), weights).unwrap(),
+                P::NAME,
+            );
+            assert_same(
+                &g.black_and_white(&img.view(), weights).unwrap(),
+                &cpu::black_and_white(&img.view(), weights).unwrap(),
+                P::NAME,
+            );
+        }
+        for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+            assert_same(
+                &g.equalize_color(&img.view(), mode).unwrap(),
+                &cpu::equalize_color(&img.view(), mode).unwrap(),
+                P::NAME,
+            );
+        }
+    }
+}
+
+/// Every operation on every format it takes (including gray + alpha), whole and in regions,
+/// with one size large enough that the grid-stride loops go round more than once.
+#[test]
+fn every_format_every_op() {
+    let Some(s) = stream() else { return };
+    formats_histogram_lut::<Gray8>(&s, 20);
+    formats_histogram_lut::<cuimg::La8>(&s, 21);
+    formats_histogram_lut::<Rgb8>(&s, 22);
+    formats_histogram_lut::<cuimg::Bgr8>(&s, 23);
+    formats_histogram_lut::<Rgba8>(&s, 24);
+    formats_histogram_lut::<Bgra8>(&s, 25);
+    formats_equalize_gray::<Gray8>(&s, 26);
+    formats_equalize_gray::<cuimg::La8>(&s, 27);
+    formats_color::<Rgb8>(&s, 28);
+    formats_color::<cuimg::Bgr8>(&s, 29);
+    formats_color::<Rgba8>(&s, 30);
+    formats_color::<Bgra8>(&s, 31);
+}

@@ -72,6 +72,10 @@ pub enum Error {
     #[error("{what} is too large: {size} exceeds the limit of {limit}")]
     TooLarge { what: String, size: u64, limit: u64 },
 
+    /// The host could not allocate memory for an image.
+    #[error("could not allocate {bytes} bytes of host memory for an image")]
+    OutOfHostMemory { bytes: u64 },
+
     /// Grayscale weights that are not finite or beyond +-16.
     #[error("invalid grayscale weights ({r}, {g}, {b}): each must be finite and within [-16, 16]")]
     InvalidWeights { r: f32, g: f32, b: f32 },

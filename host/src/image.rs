@@ -43,9 +43,34 @@ impl Rect {
     }
 }
 
-/// Bytes of one row of `width` pixels of `P`, or `TooLarge`.
+/// Bytes of one row of `width` pixels of `P` (at most 4 * u32::MAX: no overflow on the
+/// 64-bit targets the crate supports).
 pub(crate) fn row_bytes<P: Pixel>(width: u32) -> usize {
     width as usize * P::CHANNELS
+}
+
+/// Bytes of a packed `width` x `height` image of `P`, or `TooLarge` past what one
+/// allocation can hold (`isize::MAX` bytes).
+pub(crate) fn byte_len<P: Pixel>(width: u32, height: u32) -> Result<usize> {
+    let bytes = width as u128 * height as u128 * P::CHANNELS as u128;
+    if bytes > isize::MAX as u128 {
+        return Err(Error::TooLarge {
+            what: format!("a {width}x{height} {} image", P::NAME),
+            size: bytes.min(u64::MAX as u128) as u64,
+            limit: isize::MAX as u64,
+        });
+    }
+    Ok(bytes as usize)
+}
+
+/// `n` copies of `p`, or `TooLarge`/`OutOfHostMemory` instead of an abort.
+fn try_vec<P: Pixel>(width: u32, height: u32, p: P) -> Result<Vec<P>> {
+    let bytes = byte_len::<P>(width, height)?;
+    let n = bytes / P::CHANNELS;
+    let mut pixels = Vec::new();
+    pixels.try_reserve_exact(n).map_err(|_| Error::OutOfHostMemory { bytes: bytes as u64 })?;
+    pixels.resize(n, p);
+    Ok(pixels)
 }
 
 /// Bytes a view of `height` rows needs: `(height - 1) * pitch + row`.
@@ -72,8 +97,24 @@ pub struct Image<P: Pixel> {
 impl<P: Pixel> Image<P> {
     /// An image of zeroed pixels. Zero width or height gives an empty image, which
     /// operations reject with [`Error::EmptyImage`].
+    ///
+    /// # Panics
+    /// When the image cannot be allocated; [`Image::try_new`] returns the error instead.
     pub fn new(width: u32, height: u32) -> Image<P> {
-        Image { width, height, pixels: vec![P::zeroed(); width as usize * height as usize] }
+        Image::try_new(width, height).unwrap_or_else(|e| panic!("Image::new: {e}"))
+    }
+
+    /// An image of zeroed pixels, or [`Error::TooLarge`] / [`Error::OutOfHostMemory`]
+    /// where [`Image::new`] would panic or abort.
+    ///
+    /// ```
+    /// use cuimg::{Error, Image, Rgba8};
+    /// assert_eq!(Image::<Rgba8>::try_new(3, 2).unwrap().as_bytes().len(), 24);
+    /// let err = Image::<Rgba8>::try_new(u32::MAX, u32::MAX).unwrap_err();
+    /// assert!(matches!(err, Error::TooLarge { .. } | Error::OutOfHostMemory { .. }));
+    /// ```
+    pub fn try_new(width: u32, height: u32) -> Result<Image<P>> {
+        Ok(Image { width, height, pixels: try_vec(width, height, P::zeroed())? })
     }
 
     /// An image whose every channel of every pixel is `v`.
@@ -82,8 +123,12 @@ impl<P: Pixel> Image<P> {
     /// let img = cuimg::Image::<cuimg::Gray8>::filled(2, 2, 7);
     /// assert!(img.pixels().iter().all(|p| p.0 == [7]));
     /// ```
+    ///
+    /// # Panics
+    /// As [`Image::new`].
     pub fn filled(width: u32, height: u32, v: u8) -> Image<P> {
-        Image { width, height, pixels: vec![P::splat(v); width as usize * height as usize] }
+        let pixels = try_vec(width, height, P::splat(v)).unwrap_or_else(|e| panic!("Image::filled: {e}"));
+        Image { width, height, pixels }
     }
 
     /// Wraps `pixels`, which must hold exactly `width * height` pixels.
@@ -112,8 +157,16 @@ impl<P: Pixel> Image<P> {
     /// let img = Image::<Rgb8>::from_bytes(1, 1, &[1, 2, 3]).unwrap();
     /// assert_eq!(img.get(0, 0), Rgb8([1, 2, 3]));
     /// ```
+    ///
+    /// Sizes whose byte count overflows are [`Error::TooLarge`], never a wrapped length:
+    ///
+    /// ```
+    /// use cuimg::{Error, Image, Rgba8};
+    /// let err = Image::<Rgba8>::from_bytes(1 << 31, 1 << 31, &[]).unwrap_err();
+    /// assert!(matches!(err, Error::TooLarge { .. }));
+    /// ```
     pub fn from_bytes(width: u32, height: u32, bytes: &[u8]) -> Result<Image<P>> {
-        let expected = width as usize * height as usize * P::CHANNELS;
+        let expected = byte_len::<P>(width, height)?;
         if bytes.len() != expected {
             return Err(Error::WrongLength {
                 what: format!("bytes of a {width}x{height} {} image", P::NAME),
@@ -130,8 +183,15 @@ impl<P: Pixel> Image<P> {
     /// let img = cuimg::Image::from_fn(3, 1, |x, _| cuimg::Gray8([x as u8]));
     /// assert_eq!(img.as_bytes(), &[0, 1, 2]);
     /// ```
+    ///
+    /// # Panics
+    /// As [`Image::new`], before calling `f`.
     pub fn from_fn(width: u32, height: u32, mut f: impl FnMut(u32, u32) -> P) -> Image<P> {
-        let mut pixels = Vec::with_capacity(width as usize * height as usize);
+        let bytes = byte_len::<P>(width, height).unwrap_or_else(|e| panic!("Image::from_fn: {e}"));
+        let mut pixels = Vec::new();
+        if pixels.try_reserve_exact(bytes / P::CHANNELS).is_err() {
+            panic!("Image::from_fn: {}", Error::OutOfHostMemory { bytes: bytes as u64 });
+        }
         for y in 0..height {
             for x in 0..width {
                 pixels.push(f(x, y));
@@ -468,12 +528,19 @@ impl<'a> PlanarView<'a> {
     }
 
     /// A packed CHW buffer of `3 * width * height` bytes.
+    ///
+    /// ```
+    /// let err = cuimg::PlanarView::from_chw(&[], u32::MAX, u32::MAX).unwrap_err();
+    /// assert!(matches!(err, cuimg::Error::TooLarge { .. }));
+    /// ```
     pub fn from_chw(chw: &'a [u8], width: u32, height: u32) -> Result<PlanarView<'a>> {
-        let plane = width as usize * height as usize;
-        if chw.len() != 3 * plane {
+        // Three planes of one byte per pixel: as long as a packed RGB8 image.
+        let expected = byte_len::<crate::Rgb8>(width, height)?;
+        let plane = expected / 3;
+        if chw.len() != expected {
             return Err(Error::WrongLength {
                 what: format!("a {width}x{height} CHW buffer"),
-                expected: 3 * plane,
+                expected,
                 actual: chw.len(),
             });
         }

@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use image::{DynamicImage, GrayImage, RgbImage, RgbaImage};
+use image::{DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
 
 use crate::error::{Error, Result};
 use crate::image::Image;
-use crate::pixel::{Gray8, Pixel, Rgb8, Rgba8};
+use crate::pixel::{Gray8, La8, Pixel, Rgb8, Rgba8};
 
 /// A real photograph embedded in the crate (a cat, 451x300, CC0, from scikit-image's sample
 /// data), so the examples and tests run without any file.
@@ -63,6 +63,19 @@ pub fn load_gray(path: impl AsRef<Path>) -> Result<Image<Gray8>> {
     Ok(wrap(img.width(), img.height(), img.into_raw()))
 }
 
+/// Reads a file as 8-bit gray + alpha (sources without alpha get an opaque one).
+///
+/// ```
+/// let img = cuimg::Image::<cuimg::La8>::from_bytes(2, 1, &[10, 255, 20, 128]).unwrap();
+/// let path = std::env::temp_dir().join("cuimg-doc-la8.png");
+/// cuimg::io::save(&img, &path).unwrap();
+/// assert_eq!(cuimg::io::load_gray_alpha(&path).unwrap(), img);
+/// ```
+pub fn load_gray_alpha(path: impl AsRef<Path>) -> Result<Image<La8>> {
+    let img = decode(&read(path.as_ref())?, path.as_ref())?.into_luma_alpha8();
+    Ok(wrap(img.width(), img.height(), img.into_raw()))
+}
+
 /// Formats the `image` crate can write from an [`Image`].
 pub trait Encode: Pixel {
     #[doc(hidden)]
@@ -73,6 +86,14 @@ impl Encode for Gray8 {
     fn to_dynamic(img: &Image<Self>) -> DynamicImage {
         DynamicImage::ImageLuma8(
             GrayImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
+        )
+    }
+}
+
+impl Encode for La8 {
+    fn to_dynamic(img: &Image<Self>) -> DynamicImage {
+        DynamicImage::ImageLumaA8(
+            GrayAlphaImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
         )
     }
 }

@@ -5,8 +5,8 @@
 //! driven through a typed, safe API. Every operation has a CPU reference in [`cpu`] that
 //! gives the same bytes.
 //!
-//! - Pixel formats are types ([`Gray8`], [`Rgb8`], [`Bgr8`], [`Rgba8`], [`Bgra8`]), so the
-//!   wrong layout is a compile error; bad sizes, pitches, regions and indices are typed
+//! - Pixel formats are types ([`Gray8`], [`La8`], [`Rgb8`], [`Bgr8`], [`Rgba8`], [`Bgra8`]),
+//!   sealed, so the wrong layout is a compile error; bad sizes, pitches, regions and indices are typed
 //!   [`Error`]s, found before anything is launched.
 //! - Blocking calls on [`Gpu`] for one-off work; [`Stream`]s with device images, regions
 //!   and pinned host memory for pipelines.
@@ -49,4 +49,4 @@ pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::histogram::Histogram;
 pub use crate::ops::lut::Lut;
 pub use crate::ops::weights::GrayWeights;
-pub use crate::pixel::{Bgr8, Bgra8, Color, Gray8, Pixel, Rgb8, Rgba8};
+pub use crate::pixel::{Bgr8, Bgra8, Color, Gray, Gray8, La8, Pixel, Rgb8, Rgba8};

@@ -222,6 +222,16 @@ pub unsafe extern "ptx-kernel" fn histogram_c1_runs(src: *const u8, n: u64, hist
     unsafe { histogram_flat::<1>(src, n, hist) }
 }
 
+/// Gray + alpha, contiguous. See [`histogram_flat`].
+///
+/// # Safety
+/// See [`histogram_flat`] with `C = 2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_c2_flat(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<2>(src, n, hist) }
+}
+
 /// RGB8-like, contiguous. See [`histogram_flat`].
 ///
 /// # Safety

@@ -147,6 +147,16 @@ pub unsafe extern "ptx-kernel" fn lut_c1_flat(src: *const u8, dst: *mut u8, n: u
     unsafe { lut_flat::<1>(src, dst, n, lut) }
 }
 
+/// Two channels (gray + alpha), contiguous. See [`lut_flat`].
+///
+/// # Safety
+/// See [`lut_flat`] with `C = 2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn lut_c2_flat(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+    // SAFETY: forwarded contract.
+    unsafe { lut_flat::<2>(src, dst, n, lut) }
+}
+
 /// Three channels, contiguous. See [`lut_flat`].
 ///
 /// # Safety

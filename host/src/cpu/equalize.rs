@@ -4,18 +4,29 @@ use crate::ops::equalize::EqualizeMode;
 use crate::ops::histogram::{Histogram, equalization_lut};
 use crate::ops::lut::Lut;
 use crate::ops::weights::GrayWeights;
-use crate::pixel::{Color, Gray8};
+use crate::pixel::{Color, Gray, Pixel};
 
-/// Histogram equalization, bit-exact with OpenCV's `equalizeHist`.
+/// Histogram equalization, bit-exact with OpenCV's `equalizeHist`; gray + alpha keeps its
+/// alpha.
 ///
 /// ```
-/// use cuimg::{cpu, Gray8, Image};
+/// use cuimg::{cpu, Gray8, Image, La8};
 /// let img = Image::<Gray8>::from_bytes(4, 1, &[50, 50, 60, 70]).unwrap();
 /// assert_eq!(cpu::equalize(&img.view()).unwrap().as_bytes(), &[0, 0, 128, 255]);
+/// let la = Image::<La8>::from_bytes(2, 1, &[50, 7, 60, 9]).unwrap();
+/// assert_eq!(cpu::equalize(&la.view()).unwrap().as_bytes(), &[0, 7, 255, 9]);
 /// ```
-pub fn equalize(src: &ImageView<'_, Gray8>) -> Result<Image<Gray8>> {
+pub fn equalize<P: Gray>(src: &ImageView<'_, P>) -> Result<Image<P>> {
+    equalize_per_channel(src)
+}
+
+/// Each channel through the table of its own histogram, alpha through the identity.
+fn equalize_per_channel<P: Pixel>(src: &ImageView<'_, P>) -> Result<Image<P>> {
     let h = super::histogram(src)?;
-    super::apply_lut(src, &h.equalization_lut(0))
+    // Alpha is not a color: its table is the identity.
+    let luts: Vec<Lut> =
+        (0..h.channels()).map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) }).collect();
+    super::apply_luts(src, &luts)
 }
 
 /// Equalizes a color image per channel or on its luma (see [`EqualizeMode`]); alpha is kept.
@@ -28,14 +39,7 @@ pub fn equalize(src: &ImageView<'_, Gray8>) -> Result<Image<Gray8>> {
 /// ```
 pub fn equalize_color<P: Color>(src: &ImageView<'_, P>, mode: EqualizeMode) -> Result<Image<P>> {
     match mode {
-        EqualizeMode::PerChannel => {
-            let h = super::histogram(src)?;
-            // Alpha is not a color: its table is the identity.
-            let luts: Vec<Lut> = (0..h.channels())
-                .map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) })
-                .collect();
-            super::apply_luts(src, &luts)
-        }
+        EqualizeMode::PerChannel => equalize_per_channel(src),
         EqualizeMode::Luma => {
             crate::validate::countable(src.width(), src.height())?;
             let luma = super::grayscale(src, GrayWeights::Bt601)?;

@@ -80,6 +80,11 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| Error::NoDevice(format!("GPU {ordinal} could not be opened: {e}")))?;
+        // SAFETY: cudarc's own tracking keeps one read event per buffer, which lets a write
+        // or a free overtake a read on a third stream. Every allocation of this context is
+        // made after this line and wrapped in `tracked::Tracked`/`TrackedHost`, which order
+        // all reads, writes and frees across streams themselves (see `tracked.rs`).
+        unsafe { ctx.disable_event_tracking() };
         let name = ctx.name()?;
         let compute_capability = ctx.compute_capability()?;
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;

@@ -1,8 +1,6 @@
 //! Histogram equalization entirely on the device: histogram -> LUT -> apply, queued on one
 //! stream with no copy back to the host in between.
 
-use cudarc::driver::DevicePtrMut;
-
 use super::context::Gpu;
 use super::histogram::histogram_smem;
 use super::launch::{launch, planar};
@@ -14,11 +12,12 @@ use crate::image::{Image, ImageView};
 use crate::ops::equalize::EqualizeMode;
 use crate::ops::lut::Lut;
 use crate::ops::weights::GrayWeights;
-use crate::pixel::{Color, Gray8};
+use crate::pixel::{Color, Gray, Pixel, color_channels};
 use crate::validate;
 
 impl Stream {
-    /// Histogram equalization of a gray image, bit-exact with OpenCV's `equalizeHist`.
+    /// Histogram equalization of a gray image, bit-exact with OpenCV's `equalizeHist`; a
+    /// gray + alpha image ([`La8`](crate::La8)) keeps its alpha.
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
@@ -32,18 +31,11 @@ impl Stream {
     /// assert_eq!(stream.download(&dst)?.as_bytes(), &[0, 0, 128, 255]);
     /// # Ok(()) }
     /// ```
-    pub fn equalize(&self, src: &impl AsDeviceView<Gray8>, dst: &mut impl AsDeviceViewMut<Gray8>) -> Result<()> {
+    pub fn equalize<P: Gray>(&self, src: &impl AsDeviceView<P>, dst: &mut impl AsDeviceViewMut<P>) -> Result<()> {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
         self.check_pair("equalize", &src, &dst)?;
         validate::countable(src.width(), src.height())?;
-        let mut scratch = self.scratch(1)?;
-        let Scratch { hist, lut } = &mut *scratch;
-        self.raw.memset_zeros(&mut hist.slice_mut(0..256))?;
-        let (h, _hist) = hist.device_ptr_mut(&self.raw);
-        let (l, _lut) = lut.device_ptr_mut(&self.raw);
-        self.histogram_into::<Gray8>(&src, h)?;
-        self.equalization_luts(h, l, 1)?;
-        self.apply_lut_at(&src, &mut dst, l)
+        self.equalize_per_channel(&src, &mut dst)
     }
 
     /// Equalizes a color image per channel or on its luma, as `mode` says; alpha is kept.
@@ -75,19 +67,21 @@ impl Stream {
         }
     }
 
-    fn equalize_per_channel<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
+    /// Every channel through the table of its own histogram; alpha (always the last
+    /// channel) through the identity.
+    fn equalize_per_channel<P: Pixel>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
         let mut scratch = self.scratch(P::CHANNELS)?;
         let Scratch { hist, lut } = &mut *scratch;
-        self.raw.memset_zeros(&mut hist.slice_mut(0..256 * P::CHANNELS))?;
+        let mut hist = hist.write(&self.raw)?;
+        let mut lut = lut.write(&self.raw)?;
+        self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256 * P::CHANNELS))?;
         if let Some(a) = P::ALPHA {
             // Alpha is not a color: its table is the identity.
-            self.raw.memcpy_htod(&Lut::identity().0, &mut lut.slice_mut(256 * a..256 * (a + 1)))?;
+            self.raw.memcpy_htod(&Lut::identity().0, &mut lut.slice().slice_mut(256 * a..256 * (a + 1)))?;
         }
-        let (h, _hist) = hist.device_ptr_mut(&self.raw);
-        let (l, _lut) = lut.device_ptr_mut(&self.raw);
+        let (h, l) = (hist.ptr(), lut.ptr());
         self.histogram_into::<P>(src, h)?;
-        // Red, green and blue are channels 0..3 in every color format here; alpha is 3.
-        self.equalization_luts(h, l, 3)?;
+        self.equalization_luts(h, l, color_channels::<P>() as u32)?;
         self.apply_lut_at(src, dst, l)
     }
 
@@ -95,12 +89,13 @@ impl Stream {
         let k = &self.gpu.inner.kernels;
         let mut scratch = self.scratch(1)?;
         let Scratch { hist, lut } = &mut *scratch;
-        self.raw.memset_zeros(&mut hist.slice_mut(0..256))?;
+        let mut hist = hist.write(&self.raw)?;
+        let mut lut = lut.write(&self.raw)?;
+        self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256))?;
         let (sl, dl) = (src.layout(), dst.layout());
-        let (s, _read) = src.ptr(&self.raw);
-        let (d, _write) = dst.ptr_mut(&self.raw);
-        let (h, _hist) = hist.device_ptr_mut(&self.raw);
-        let (l, _lut) = lut.device_ptr_mut(&self.raw);
+        let (s, _read) = src.ptr(&self.raw)?;
+        let (d, _write) = dst.ptr_mut(&self.raw)?;
+        let (h, l) = (hist.ptr(), lut.ptr());
         let (width, height, channels) = (sl.width as u64, sl.height as u64, P::CHANNELS as u64);
         let [ri, gi, bi] = P::RGB.map(|c| c as u64);
         let (s_pitch, d_pitch) = (sl.pitch, dl.pitch);
@@ -142,7 +137,8 @@ impl Stream {
 }
 
 impl Gpu {
-    /// Blocking equalization of a gray host image, bit-exact with OpenCV's `equalizeHist`.
+    /// Blocking equalization of a gray (or gray + alpha) host image, bit-exact with OpenCV's
+    /// `equalizeHist`.
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
@@ -152,12 +148,12 @@ impl Gpu {
     /// assert_eq!(gpu.equalize(&img.view())?, cuimg::cpu::equalize(&img.view())?);
     /// # Ok(()) }
     /// ```
-    pub fn equalize(&self, src: &ImageView<'_, Gray8>) -> Result<Image<Gray8>> {
+    pub fn equalize<P: Gray>(&self, src: &ImageView<'_, P>) -> Result<Image<P>> {
         validate::non_empty(src.width(), src.height())?;
         validate::countable(src.width(), src.height())?;
         let s = self.blocking_stream();
         let d_src = s.upload(src)?;
-        let mut d_dst = s.alloc::<Gray8>(src.width(), src.height())?;
+        let mut d_dst = s.alloc::<P>(src.width(), src.height())?;
         s.equalize(&d_src, &mut d_dst)?;
         s.download(&d_dst)
     }

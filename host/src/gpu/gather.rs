@@ -1,7 +1,7 @@
 //! Gather on the GPU, with the bounds check done on the device.
 
 use bytemuck::Pod;
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use super::context::Gpu;
 use super::launch::{launch, linear};
@@ -43,9 +43,8 @@ impl GatherCheck<'_> {
         }
         let mut index = [0u32];
         let at = first as usize * 4;
-        self.stream
-            .raw
-            .memcpy_dtoh(&self.idx.buf.slice(at..at + 4), bytemuck::cast_slice_mut::<u32, u8>(&mut index))?;
+        let idx = self.idx.buf.read(&self.stream.raw)?;
+        self.stream.raw.memcpy_dtoh(&idx.slice().slice(at..at + 4), bytemuck::cast_slice_mut::<u32, u8>(&mut index))?;
         Err(Error::IndexOutOfRange { position: first, index: index[0], len: self.src_len })
     }
 }
@@ -91,9 +90,10 @@ impl Stream {
             return Ok(check(flag));
         }
         let k = &self.gpu.inner.kernels;
-        let (s, _read_src) = src.buf.device_ptr(&self.raw);
-        let (i, _read_idx) = idx.buf.device_ptr(&self.raw);
-        let (o, _write) = out.buf.device_ptr_mut(&self.raw);
+        let (read_src, read_idx) = (src.buf.read(&self.raw)?, idx.buf.read(&self.raw)?);
+        let mut write_out = out.buf.write(&self.raw)?;
+        let (s, i, o) = (read_src.ptr(), read_idx.ptr(), write_out.ptr());
+        // The flag lives and dies on this stream alone: its order is the stream's.
         let (bad, _flag) = flag.device_ptr_mut(&self.raw);
         let (src_len, n) = (src.len() as u64, idx.len() as u64);
         let size = std::mem::size_of::<T>();

@@ -7,7 +7,7 @@ use super::stream::Stream;
 use crate::error::Result;
 use crate::image::{Image, ImageView, PlanarView};
 use crate::ops::weights::{Fixed, GrayWeights};
-use crate::pixel::{Color, Gray8};
+use crate::pixel::{Color, ColorChannels, Gray8};
 use crate::validate;
 
 /// The weights in byte order (byte 0, 1, 2 of the pixel), for a format with red, green and
@@ -56,19 +56,22 @@ impl Stream {
         let (sl, dl) = (src.layout(), dst.layout());
         if sl.flat && dl.flat {
             let k = &self.gpu.inner.kernels;
-            let func = if P::CHANNELS == 3 { &k.gray_c3_flat } else { &k.gray_c4_flat };
+            let func = match P::COLOR_LAYOUT {
+                ColorChannels::Three => &k.gray_c3_flat,
+                ColorChannels::Four => &k.gray_c4_flat,
+            };
             let n = sl.width as u64 * sl.height as u64;
             let cfg = linear(self, func, n / 16, 0)?;
             let [w0, w1, w2] = byte_order(w, P::RGB);
             let (bias, shift) = (w.bias, w.shift);
-            let (s, _read) = src.ptr(&self.raw);
-            let (d, _write) = dst.ptr_mut(&self.raw);
+            let (s, _read) = src.ptr(&self.raw)?;
+            let (d, _write) = dst.ptr_mut(&self.raw)?;
             // SAFETY: both views are contiguous and 16-byte aligned (layout().flat), `s` holds
             // n * CHANNELS bytes and `d` n bytes (same dimensions, checked), 1-D launch.
             unsafe { launch!(self, func, cfg; s, d, n, w0, w1, w2, bias, shift) }?;
             return Ok(());
         }
-        let (d, _write) = dst.ptr_mut(&self.raw);
+        let (d, _write) = dst.ptr_mut(&self.raw)?;
         let out = Outputs { d: [d, 0, 0], d_alpha: 0, pitch: dl.pitch, step: 1 };
         self.gray_general::<P>(&src, out, w)
     }
@@ -97,7 +100,7 @@ impl Stream {
         self.check_pair("black-and-white", &src, &dst)?;
         let w = weights.fixed()?;
         let dl = dst.layout();
-        let (d, _write) = dst.ptr_mut(&self.raw);
+        let (d, _write) = dst.ptr_mut(&self.raw)?;
         let [r, g, b] = P::RGB.map(|c| d + c as u64);
         let d_alpha = P::ALPHA.map_or(0, |a| d + a as u64);
         let out = Outputs { d: [r, g, b], d_alpha, pitch: dl.pitch, step: P::CHANNELS as u64 };
@@ -139,8 +142,8 @@ impl Stream {
         let w = weights.fixed()?;
         let (sl, dl) = (planes.layout(), dst.layout());
         let plane_bytes = h as u64 * sl.pitch;
-        let (s, _read) = planes.ptr(&self.raw);
-        let (d, _write) = dst.ptr_mut(&self.raw);
+        let (s, _read) = planes.ptr(&self.raw)?;
+        let (d, _write) = dst.ptr_mut(&self.raw)?;
         let src = [s, s + plane_bytes, s + 2 * plane_bytes];
         self.launch_gray_planes(
             src,
@@ -155,7 +158,7 @@ impl Stream {
 
     fn gray_general<P: Color>(&self, src: &DeviceView<'_, P>, out: Outputs, w: Fixed) -> Result<()> {
         let sl = src.layout();
-        let (s, _read) = src.ptr(&self.raw);
+        let (s, _read) = src.ptr(&self.raw)?;
         let rgb = P::RGB.map(|c| s + c as u64);
         let s_alpha = if out.d_alpha != 0 { P::ALPHA.map_or(0, |a| s + a as u64) } else { 0 };
         self.launch_gray_planes(rgb, s_alpha, sl.pitch, P::CHANNELS as u64, out, (sl.width, sl.height), w)

@@ -1,15 +1,14 @@
 //! Histograms on the GPU.
 
-use cudarc::driver::{CudaSlice, DevicePtrMut};
-
 use super::context::Gpu;
 use super::launch::{WARPS, launch, linear, planar};
 use super::memory::{AsDeviceView, DeviceView};
 use super::stream::Stream;
+use super::tracked::Tracked;
 use crate::error::{Error, Result};
 use crate::image::ImageView;
 use crate::ops::histogram::Histogram;
-use crate::pixel::Pixel;
+use crate::pixel::{Channels, Pixel};
 use crate::validate;
 
 /// Histogram bins in device memory: 256 `u32` per channel.
@@ -27,7 +26,7 @@ use crate::validate;
 /// # Ok(()) }
 /// ```
 pub struct DeviceHistogram {
-    pub(crate) buf: CudaSlice<u32>,
+    pub(crate) buf: Tracked<u32>,
     channels: usize,
 }
 
@@ -58,7 +57,7 @@ impl Stream {
                 actual: channels,
             });
         }
-        Ok(DeviceHistogram { buf: self.raw.alloc_zeros::<u32>(256 * channels)?, channels })
+        Ok(DeviceHistogram { buf: self.alloc_tracked::<u32>(256 * channels)?, channels })
     }
 
     /// Replaces `out` with the histogram of `src` (one per channel), all on the device.
@@ -75,9 +74,9 @@ impl Stream {
         }
         self.check_context("the histogram source", src.img.buf.context())?;
         self.check_context("the histogram", out.buf.context())?;
-        self.raw.memset_zeros(&mut out.buf)?;
-        let (h, _write) = out.buf.device_ptr_mut(&self.raw);
-        self.histogram_into::<P>(&src, h)
+        let mut bins = out.buf.write(&self.raw)?;
+        self.raw.memset_zeros(bins.slice())?;
+        self.histogram_into::<P>(&src, bins.ptr())
     }
 
     /// Adds the histogram of `src` to the (zeroed) bins at device address `hist`.
@@ -85,13 +84,14 @@ impl Stream {
         let k = &self.gpu.inner.kernels;
         let l = src.layout();
         let smem = histogram_smem(P::CHANNELS);
-        let (s, _read) = src.ptr(&self.raw);
+        let (s, _read) = src.ptr(&self.raw)?;
         if l.flat {
-            let func = match P::CHANNELS {
-                1 if super::tuning::gray_histogram_runs() => &k.histogram_c1_runs,
-                1 => &k.histogram_c1_flat,
-                3 => &k.histogram_c3_flat,
-                _ => &k.histogram_c4_flat,
+            let func = match P::LAYOUT {
+                Channels::One if super::tuning::gray_histogram_runs() => &k.histogram_c1_runs,
+                Channels::One => &k.histogram_c1_flat,
+                Channels::Two => &k.histogram_c2_flat,
+                Channels::Three => &k.histogram_c3_flat,
+                Channels::Four => &k.histogram_c4_flat,
             };
             let n = l.width as u64 * l.height as u64;
             let cfg = linear(self, func, n / 16, smem)?;
@@ -113,7 +113,8 @@ impl Stream {
     /// Copies device bins back, waiting for the stream.
     pub fn download_histogram(&self, h: &DeviceHistogram) -> Result<Histogram> {
         self.check_context("the histogram", h.buf.context())?;
-        let flat = self.raw.clone_dtoh(&h.buf)?;
+        let bins = h.buf.read(&self.raw)?;
+        let flat = self.raw.clone_dtoh(bins.slice())?;
         Ok(Histogram::from_flat(&flat, h.channels))
     }
 }

@@ -1,15 +1,14 @@
 //! Lookup tables on the GPU.
 
-use cudarc::driver::{CudaSlice, DevicePtr};
-
 use super::context::Gpu;
 use super::launch::{launch, linear, planar};
 use super::memory::{AsDeviceView, AsDeviceViewMut, DeviceView, DeviceViewMut};
 use super::stream::Stream;
+use super::tracked::Tracked;
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::lut::Lut;
-use crate::pixel::Pixel;
+use crate::pixel::{Channels, Pixel};
 use crate::validate;
 
 /// Shared bytes per channel of the kernels' replicated tables (`kernels-gpu/src/lut.rs`).
@@ -31,7 +30,7 @@ pub(crate) const TABLE_BYTES: u32 = 8192;
 /// # Ok(()) }
 /// ```
 pub struct DeviceLuts {
-    pub(crate) buf: CudaSlice<u8>,
+    pub(crate) buf: Tracked<u8>,
     channels: usize,
 }
 
@@ -54,7 +53,9 @@ impl Stream {
             return Err(Error::WrongLength { what: "lookup tables (1 to 4)".into(), expected: 4, actual: luts.len() });
         }
         let flat: Vec<u8> = luts.iter().flat_map(|l| l.0).collect();
-        Ok(DeviceLuts { buf: self.raw.clone_htod(&flat)?, channels: luts.len() })
+        let mut buf = self.alloc_tracked::<u8>(flat.len())?;
+        self.raw.memcpy_htod(&flat, buf.write(&self.raw)?.slice())?;
+        Ok(DeviceLuts { buf, channels: luts.len() })
     }
 
     /// The same table for every channel of `P`.
@@ -79,8 +80,8 @@ impl Stream {
             });
         }
         self.check_context("the lookup tables", luts.buf.context())?;
-        let (t, _read) = luts.buf.device_ptr(&self.raw);
-        self.apply_lut_at(&src, &mut dst, t)
+        let tables = luts.buf.read(&self.raw)?;
+        self.apply_lut_at(&src, &mut dst, tables.ptr())
     }
 
     /// Applies the tables at device address `lut` (256 bytes per channel).
@@ -93,13 +94,14 @@ impl Stream {
         let k = &self.gpu.inner.kernels;
         let (sl, dl) = (src.layout(), dst.layout());
         let smem = TABLE_BYTES * P::CHANNELS as u32;
-        let (s, _read) = src.ptr(&self.raw);
-        let (d, _write) = dst.ptr_mut(&self.raw);
+        let (s, _read) = src.ptr(&self.raw)?;
+        let (d, _write) = dst.ptr_mut(&self.raw)?;
         if sl.flat && dl.flat {
-            let func = match P::CHANNELS {
-                1 => &k.lut_c1_flat,
-                3 => &k.lut_c3_flat,
-                _ => &k.lut_c4_flat,
+            let func = match P::LAYOUT {
+                Channels::One => &k.lut_c1_flat,
+                Channels::Two => &k.lut_c2_flat,
+                Channels::Three => &k.lut_c3_flat,
+                Channels::Four => &k.lut_c4_flat,
             };
             let n = sl.width as u64 * sl.height as u64;
             let cfg = linear(self, func, n / 16, smem)?;

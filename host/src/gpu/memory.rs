@@ -6,10 +6,14 @@
 
 use std::marker::PhantomData;
 
-use bytemuck::Pod;
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PinnedHostSlice, SyncOnDrop};
+use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use bytemuck::Pod;
+use cudarc::driver::CudaStream;
+
+use super::tracked::{Read, Tracked, TrackedHost, Write};
+
+use crate::error::Result;
 use crate::image::{ImageView, ImageViewMut, Rect, check_same_size, row_bytes};
 use crate::pixel::Pixel;
 
@@ -28,7 +32,7 @@ use crate::pixel::Pixel;
 /// # Ok(()) }
 /// ```
 pub struct DeviceImage<P: Pixel> {
-    pub(crate) buf: CudaSlice<u8>,
+    pub(crate) buf: Tracked<u8>,
     width: u32,
     height: u32,
     _p: PhantomData<P>,
@@ -41,7 +45,7 @@ impl<P: Pixel> std::fmt::Debug for DeviceImage<P> {
 }
 
 impl<P: Pixel> DeviceImage<P> {
-    pub(crate) fn from_raw(buf: CudaSlice<u8>, width: u32, height: u32) -> DeviceImage<P> {
+    pub(crate) fn from_raw(buf: Tracked<u8>, width: u32, height: u32) -> DeviceImage<P> {
         debug_assert_eq!(buf.len(), row_bytes::<P>(width) * height as usize);
         DeviceImage { buf, width, height, _p: PhantomData }
     }
@@ -160,11 +164,12 @@ impl<'a, P: Pixel> DeviceView<'a, P> {
         layout(self.img, self.rect)
     }
 
-    /// The device address of the first pixel, valid for work queued on `stream` while the
-    /// returned guard lives (it records the read for cudarc's stream ordering).
-    pub(crate) fn ptr(&self, stream: &'a cudarc::driver::CudaStream) -> (u64, SyncOnDrop<'a>) {
-        let (base, guard) = self.img.buf.device_ptr(stream);
-        (base + self.layout().offset, guard)
+    /// The device address of the first pixel, for work queued on `stream` while the
+    /// returned guard lives: `stream` waits for the image's last write, and the guard
+    /// records the read when it drops (see `tracked.rs`).
+    pub(crate) fn ptr(&self, stream: &'a Arc<CudaStream>) -> Result<(u64, Read<'a, u8>)> {
+        let guard = self.img.buf.read(stream)?;
+        Ok((guard.ptr() + self.layout().offset, guard))
     }
 }
 
@@ -194,10 +199,11 @@ impl<'a, P: Pixel> DeviceViewMut<'a, P> {
         layout(self.img, self.rect)
     }
 
-    pub(crate) fn ptr_mut<'s>(&'s mut self, stream: &'s cudarc::driver::CudaStream) -> (u64, SyncOnDrop<'s>) {
+    /// As [`DeviceView::ptr`], for writing: `stream` waits for every earlier access.
+    pub(crate) fn ptr_mut<'s>(&'s mut self, stream: &'s Arc<CudaStream>) -> Result<(u64, Write<'s, u8>)> {
         let offset = self.layout().offset;
-        let (base, guard) = self.img.buf.device_ptr_mut(stream);
-        (base + offset, guard)
+        let mut guard = self.img.buf.write(stream)?;
+        Ok((guard.ptr() + offset, guard))
     }
 }
 
@@ -247,7 +253,7 @@ impl<P: Pixel> AsDeviceViewMut<P> for DeviceViewMut<'_, P> {
 /// ```
 pub struct DeviceBuffer<T: Pod> {
     /// At least one byte: the driver rejects empty allocations.
-    pub(crate) buf: CudaSlice<u8>,
+    pub(crate) buf: Tracked<u8>,
     len: usize,
     _t: PhantomData<T>,
 }
@@ -259,7 +265,7 @@ impl<T: Pod> std::fmt::Debug for DeviceBuffer<T> {
 }
 
 impl<T: Pod> DeviceBuffer<T> {
-    pub(crate) fn from_raw(buf: CudaSlice<u8>, len: usize) -> DeviceBuffer<T> {
+    pub(crate) fn from_raw(buf: Tracked<u8>, len: usize) -> DeviceBuffer<T> {
         DeviceBuffer { buf, len, _t: PhantomData }
     }
 
@@ -288,7 +294,7 @@ impl<T: Pod> DeviceBuffer<T> {
 /// # Ok(()) }
 /// ```
 pub struct PinnedImage<P: Pixel> {
-    pub(crate) buf: PinnedHostSlice<u8>,
+    pub(crate) buf: TrackedHost,
     width: u32,
     height: u32,
     _p: PhantomData<P>,
@@ -301,7 +307,7 @@ impl<P: Pixel> std::fmt::Debug for PinnedImage<P> {
 }
 
 impl<P: Pixel> PinnedImage<P> {
-    pub(crate) fn from_raw(buf: PinnedHostSlice<u8>, width: u32, height: u32) -> PinnedImage<P> {
+    pub(crate) fn from_raw(buf: TrackedHost, width: u32, height: u32) -> PinnedImage<P> {
         PinnedImage { buf, width, height, _p: PhantomData }
     }
 
@@ -317,14 +323,14 @@ impl<P: Pixel> PinnedImage<P> {
         (self.width, self.height)
     }
 
-    /// The bytes, once the copies in flight have finished.
+    /// The bytes, once the copies from the device into them have finished.
     pub fn as_bytes(&self) -> Result<&[u8]> {
-        Ok(self.buf.as_slice()?)
+        Ok(self.buf.host_bytes()?)
     }
 
-    /// The bytes for writing, once the copies in flight have finished.
+    /// The bytes for writing, once every copy from or to them, on any stream, has finished.
     pub fn as_bytes_mut(&mut self) -> Result<&mut [u8]> {
-        Ok(self.buf.as_mut_slice()?)
+        Ok(self.buf.host_bytes_mut()?)
     }
 
     /// A view, once the copies in flight have finished.
@@ -344,14 +350,4 @@ impl<P: Pixel> PinnedImage<P> {
         check_same_size("pinned image", self.dimensions(), src.dimensions())?;
         self.view_mut()?.copy_from(src)
     }
-}
-
-/// `u64` byte length of a device view's rows, with the error for sizes the kernels' `u64`
-/// indexing cannot take (never reached on real hardware, but checked, not assumed).
-pub(crate) fn checked_bytes(what: &str, width: u32, height: u32, channels: usize) -> Result<u64> {
-    (width as u64)
-        .checked_mul(height as u64)
-        .and_then(|n| n.checked_mul(channels as u64))
-        .filter(|&n| n <= isize::MAX as u64)
-        .ok_or_else(|| Error::TooLarge { what: what.into(), size: u64::MAX, limit: isize::MAX as u64 })
 }

@@ -16,6 +16,7 @@ mod lut;
 mod memory;
 mod ptx;
 mod stream;
+mod tracked;
 pub mod tuning;
 
 pub use context::{Gpu, driver_available};

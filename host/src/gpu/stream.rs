@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use bytemuck::Pod;
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaStream, DeviceRepr, ValidAsZeroBits};
 
 use super::context::Gpu;
-use super::memory::{AsDeviceView, DeviceBuffer, DeviceImage, PinnedImage, checked_bytes};
+use super::memory::{AsDeviceView, DeviceBuffer, DeviceImage, PinnedImage};
+use super::tracked::{Tracked, TrackedHost};
 use crate::error::{Error, Result};
-use crate::image::{Image, ImageView, check_same_size, row_bytes};
+use crate::image::{Image, ImageView, byte_len, check_same_size, row_bytes};
 use crate::pixel::Pixel;
 use crate::validate;
 
@@ -50,8 +51,8 @@ pub struct Stream {
 }
 
 pub(crate) struct Scratch {
-    pub hist: CudaSlice<u32>,
-    pub lut: CudaSlice<u8>,
+    pub hist: Tracked<u32>,
+    pub lut: Tracked<u8>,
 }
 
 impl std::fmt::Debug for Stream {
@@ -102,20 +103,24 @@ impl Stream {
     pub(crate) fn scratch(&self, channels: usize) -> Result<std::cell::RefMut<'_, Scratch>> {
         let mut slot = self.scratch.borrow_mut();
         if slot.is_none() {
-            *slot = Some(Scratch {
-                hist: self.raw.alloc_zeros::<u32>(4 * 256)?,
-                lut: self.raw.alloc_zeros::<u8>(4 * 256)?,
-            });
+            *slot =
+                Some(Scratch { hist: self.alloc_tracked::<u32>(4 * 256)?, lut: self.alloc_tracked::<u8>(4 * 256)? });
         }
         debug_assert!(channels <= 4);
         Ok(std::cell::RefMut::map(slot, |s| s.as_mut().expect("filled above")))
     }
 
+    /// `len` zeroed elements of device memory, allocated on this stream and ordered for
+    /// every other (see `tracked.rs`).
+    pub(crate) fn alloc_tracked<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<Tracked<T>> {
+        Ok(Tracked::written(self.raw.alloc_zeros::<T>(len)?, &self.raw)?)
+    }
+
     /// A new device image of zeroed pixels.
     pub fn alloc<P: Pixel>(&self, width: u32, height: u32) -> Result<DeviceImage<P>> {
         validate::non_empty(width, height)?;
-        let bytes = checked_bytes("device image", width, height, P::CHANNELS)?;
-        Ok(DeviceImage::from_raw(self.raw.alloc_zeros::<u8>(bytes as usize)?, width, height))
+        let bytes = byte_len::<P>(width, height)?;
+        Ok(DeviceImage::from_raw(self.alloc_tracked::<u8>(bytes)?, width, height))
     }
 
     /// Copies a host view (any pitch) into a new device image. The source may be reused
@@ -130,9 +135,10 @@ impl Stream {
     pub fn upload_into<P: Pixel>(&self, src: &ImageView<'_, P>, dst: &mut DeviceImage<P>) -> Result<()> {
         check_same_size("upload destination", dst.dimensions(), src.dimensions())?;
         self.check_context("the upload destination", dst.buf.context())?;
+        let mut to = dst.buf.write(&self.raw)?;
         match src.contiguous_bytes() {
-            Some(bytes) => self.raw.memcpy_htod(bytes, &mut dst.buf)?,
-            None => self.raw.memcpy_htod(src.to_image().as_bytes(), &mut dst.buf)?,
+            Some(bytes) => self.raw.memcpy_htod(bytes, to.slice())?,
+            None => self.raw.memcpy_htod(src.to_image().as_bytes(), to.slice())?,
         }
         Ok(())
     }
@@ -148,7 +154,10 @@ impl Stream {
     pub fn upload_pinned_into<P: Pixel>(&self, src: &PinnedImage<P>, dst: &mut DeviceImage<P>) -> Result<()> {
         check_same_size("upload destination", dst.dimensions(), src.dimensions())?;
         self.check_context("the upload destination", dst.buf.context())?;
-        Ok(self.raw.memcpy_htod(&src.buf, &mut dst.buf)?)
+        self.check_context("the pinned upload source", src.buf.context())?;
+        let from = src.buf.read(&self.raw)?;
+        let mut to = dst.buf.write(&self.raw)?;
+        Ok(self.raw.memcpy_htod(from.slice(), to.slice())?)
     }
 
     /// Copies a device image or view back into a new host image, waiting for the stream.
@@ -163,7 +172,8 @@ impl Stream {
         let start = l.offset as usize;
         let band = (l.height as usize - 1) * pitch + row;
         let mut host = vec![0u8; band];
-        self.raw.memcpy_dtoh(&v.img.buf.slice(start..start + band), &mut host)?;
+        let from = v.img.buf.read(&self.raw)?;
+        self.raw.memcpy_dtoh(&from.slice().slice(start..start + band), &mut host)?;
         let view = ImageView::<P>::new(&host, l.width, l.height, pitch)?;
         Ok(view.to_image())
     }
@@ -172,15 +182,18 @@ impl Stream {
     pub fn download_pinned<P: Pixel>(&self, src: &DeviceImage<P>, dst: &mut PinnedImage<P>) -> Result<()> {
         check_same_size("download destination", dst.dimensions(), src.dimensions())?;
         self.check_context("the download source", src.buf.context())?;
-        Ok(self.raw.memcpy_dtoh(&src.buf, &mut dst.buf)?)
+        self.check_context("the pinned download destination", dst.buf.context())?;
+        let from = src.buf.read(&self.raw)?;
+        let mut to = dst.buf.write(&self.raw)?;
+        Ok(self.raw.memcpy_dtoh(from.slice(), to.slice())?)
     }
 
     /// Copies a slice into a new device buffer.
     pub fn upload_slice<T: Pod>(&self, src: &[T]) -> Result<DeviceBuffer<T>> {
         let bytes: &[u8] = bytemuck::cast_slice(src);
-        let mut buf = self.raw.alloc_zeros::<u8>(bytes.len().max(1))?;
+        let mut buf = self.alloc_tracked::<u8>(bytes.len().max(1))?;
         if !bytes.is_empty() {
-            self.raw.memcpy_htod(bytes, &mut buf)?;
+            self.raw.memcpy_htod(bytes, buf.write(&self.raw)?.slice())?;
         }
         Ok(DeviceBuffer::from_raw(buf, src.len()))
     }
@@ -192,7 +205,7 @@ impl Stream {
             size: len as u64,
             limit: usize::MAX as u64,
         })?;
-        Ok(DeviceBuffer::from_raw(self.raw.alloc_zeros::<u8>(bytes.max(1))?, len))
+        Ok(DeviceBuffer::from_raw(self.alloc_tracked::<u8>(bytes.max(1))?, len))
     }
 
     /// Copies one device buffer into another of the same length, on the device.
@@ -215,7 +228,9 @@ impl Stream {
         self.check_context("the copy destination", dst.buf.context())?;
         let bytes = src.len() * std::mem::size_of::<T>();
         if bytes > 0 {
-            self.raw.memcpy_dtod(&src.buf.slice(0..bytes), &mut dst.buf.slice_mut(0..bytes))?;
+            let from = src.buf.read(&self.raw)?;
+            let mut to = dst.buf.write(&self.raw)?;
+            self.raw.memcpy_dtod(&from.slice().slice(0..bytes), &mut to.slice().slice_mut(0..bytes))?;
         }
         Ok(())
     }
@@ -226,7 +241,8 @@ impl Stream {
         let mut out = vec![T::zeroed(); src.len()];
         if !out.is_empty() {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
-            self.raw.memcpy_dtoh(&src.buf.slice(0..bytes.len()), bytes)?;
+            let from = src.buf.read(&self.raw)?;
+            self.raw.memcpy_dtoh(&from.slice().slice(0..bytes.len()), bytes)?;
         }
         Ok(out)
     }
@@ -253,11 +269,12 @@ impl Gpu {
     /// A page-locked host image of zeroed pixels, for asynchronous copies.
     pub fn alloc_pinned<P: Pixel>(&self, width: u32, height: u32) -> Result<PinnedImage<P>> {
         validate::non_empty(width, height)?;
-        let bytes = checked_bytes("pinned image", width, height, P::CHANNELS)? as usize;
+        let bytes = byte_len::<P>(width, height)?;
         // Not write-combined: reading a download back must be fast too.
         // SAFETY: flags 0 asks for plain page-locked memory; it is zeroed below before use.
-        let mut buf = unsafe { self.inner.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }?;
-        buf.as_mut_slice()?.fill(0);
+        let buf = unsafe { self.inner.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }?;
+        let mut buf = TrackedHost::new(buf);
+        buf.host_bytes_mut()?.fill(0);
         Ok(PinnedImage::from_raw(buf, width, height))
     }
 }

@@ -28,14 +28,14 @@ pub fn copy_kernel(
     src: &crate::DeviceBuffer<u8>,
     dst: &mut crate::DeviceBuffer<u8>,
 ) -> crate::Result<()> {
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
     assert_eq!(src.len(), dst.len());
     assert!(src.len().is_multiple_of(16));
     let func = &stream.gpu.inner.kernels.copy_flat;
     let vectors = (src.len() / 16) as u64;
     let cfg = super::launch::linear(stream, func, vectors / 4, 0)?;
-    let (s, _r) = src.buf.device_ptr(&stream.raw);
-    let (d, _w) = dst.buf.device_ptr_mut(&stream.raw);
+    let read = src.buf.read(&stream.raw)?;
+    let mut write = dst.buf.write(&stream.raw)?;
+    let (s, d) = (read.ptr(), write.ptr());
     // SAFETY: both buffers hold 16 * vectors bytes (asserted) in separate 256-byte aligned
     // allocations; 1-D launch.
     unsafe { super::launch::launch!(stream, func, cfg; s, d, vectors) }?;

@@ -65,19 +65,27 @@ impl Histogram {
 /// let lut = cuimg::ops::histogram::equalization_lut(&h);
 /// assert_eq!((lut[10u8], lut[20u8]), (0, 255));
 /// ```
+///
+/// The sums are `u64`, so any bins work (OpenCV's `int` sums, and the GPU kernel's `u32`
+/// ones, cover the images they accept, up to `u32::MAX` pixels; there the results agree):
+///
+/// ```
+/// let lut = cuimg::ops::histogram::equalization_lut(&[u32::MAX; 256]);
+/// assert_eq!((lut[0u8], lut[128u8], lut[255u8]), (0, 128, 255));
+/// ```
 pub fn equalization_lut(hist: &[u32; 256]) -> Lut {
-    let total: u32 = hist.iter().sum();
+    let total: u64 = hist.iter().map(|&h| h as u64).sum();
     let Some(i) = hist.iter().position(|&h| h != 0) else {
         return Lut::identity();
     };
-    if hist[i] == total {
+    if hist[i] as u64 == total {
         return Lut([i as u8; 256]);
     }
-    let scale = 255.0f32 / (total - hist[i]) as f32;
+    let scale = 255.0f32 / (total - hist[i] as u64) as f32;
     let mut lut = [0u8; 256];
-    let mut sum = 0u32;
+    let mut sum = 0u64;
     for v in i + 1..256 {
-        sum += hist[v];
+        sum += hist[v] as u64;
         lut[v] = (sum as f32 * scale).round_ties_even().clamp(0.0, 255.0) as u8;
     }
     Lut(lut)
