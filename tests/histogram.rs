@@ -39,9 +39,9 @@ fn gray_matches_cpu() {
 #[test]
 fn gray_run_tracking_kernel_matches_cpu() {
     use std::sync::atomic::Ordering::Relaxed;
-    cuimg::gpu::tuning::GRAY_HISTOGRAM.store(1, Relaxed);
+    cuimg::bench::GRAY_HISTOGRAM.store(1, Relaxed);
     all_sizes::<Gray8>(16);
-    cuimg::gpu::tuning::GRAY_HISTOGRAM.store(0, Relaxed);
+    cuimg::bench::GRAY_HISTOGRAM.store(0, Relaxed);
 }
 
 #[test]

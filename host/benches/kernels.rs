@@ -1,6 +1,6 @@
 //! The benchmark: every kernel against the device's copy bandwidth, and against CPU baselines.
 //!
-//! `cargo bench -p cuimg --bench kernels -- [--quick] [--out DIR] [--images DIR]`
+//! `cargo bench -p cuimg --features bench-knobs --bench kernels -- [--quick] [--out DIR] [--images DIR]`
 //! (or `gpu-bundle/run.sh bench` on a GPU machine without Rust).
 //!
 //! Method: the ceiling is a large device-to-device copy (bytes read + written) measured in
@@ -482,7 +482,7 @@ fn main() {
 /// `--sweep`: the 8K kernels under each tuning knob, for choosing defaults; `--profile`:
 /// one launch of each at 8K, for `ncu`.
 fn sweep(s: &Stream, profile: bool) {
-    use cuimg::gpu::tuning::{GRAY_HISTOGRAM, GRID_WAVES};
+    use cuimg::bench::{GRAY_HISTOGRAM, GRID_WAVES};
     use std::sync::atomic::Ordering::Relaxed;
     let (w, h) = (7680, 4320);
     let n = w as u64 * h as u64;
@@ -509,7 +509,7 @@ fn sweep(s: &Stream, profile: bool) {
         s.histogram(&d_gray, &mut bins).unwrap();
         GRAY_HISTOGRAM.store(0, Relaxed);
         s.gather(&d_src, &d_idx, &mut d_out).unwrap().check().unwrap();
-        cuimg::gpu::tuning::copy_kernel(s, &a, &mut b).unwrap();
+        cuimg::bench::copy_kernel(s, &a, &mut b).unwrap();
         s.synchronize().unwrap();
         println!(
             "profile: one launch each of gray_c3_flat, lut_c1_flat, histogram_c1_flat, histogram_c1_runs, gather_b4 at 8K, copy_flat on 1 GiB"
@@ -537,7 +537,7 @@ fn sweep(s: &Stream, profile: bool) {
         };
         let (hl, ha, hlc, hac) = (hist(0, &d_gray), hist(1, &d_gray), hist(0, &d_const), hist(1, &d_const));
         let ga = time_gpu(s, 3, 30, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check()).0;
-        let sm_copy = time_gpu(s, 3, 20, |_| cuimg::gpu::tuning::copy_kernel(s, &a, &mut b)).0;
+        let sm_copy = time_gpu(s, 3, 20, |_| cuimg::bench::copy_kernel(s, &a, &mut b)).0;
         println!(
             "{waves:<8} {:>8.3} {:>8.3} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>8.3} {:>8.3}",
             frac(4 * n, g),

@@ -63,12 +63,18 @@ pub(crate) fn byte_len<P: Pixel>(width: u32, height: u32) -> Result<usize> {
     Ok(bytes as usize)
 }
 
-/// `n` copies of `p`, or `TooLarge`/`OutOfHostMemory` instead of an abort.
+/// `n` copies of `p`, or `TooLarge`/`OutOfHostMemory` instead of an abort. Zeroed pixels
+/// come from the allocator already zeroed (`calloc`: pages the OS zeroes on first touch), so
+/// an image about to be overwritten by a download is not written twice.
 fn try_vec<P: Pixel>(width: u32, height: u32, p: P) -> Result<Vec<P>> {
     let bytes = byte_len::<P>(width, height)?;
     let n = bytes / P::CHANNELS;
+    let oom = || Error::OutOfHostMemory { bytes: bytes as u64 };
+    if p == P::zeroed() {
+        return bytemuck::allocation::try_zeroed_vec(n).map_err(|_| oom());
+    }
     let mut pixels = Vec::new();
-    pixels.try_reserve_exact(n).map_err(|_| Error::OutOfHostMemory { bytes: bytes as u64 })?;
+    pixels.try_reserve_exact(n).map_err(|_| oom())?;
     pixels.resize(n, p);
     Ok(pixels)
 }

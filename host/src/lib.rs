@@ -26,27 +26,32 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The layers, as the source tree shows them: `kernels-gpu/` (device code, in its own
-//! crate) → [`gpu`] (PTX loading, memory, streams, launches) → the operations on
-//! [`Gpu`]/[`Stream`] → [`cpu`] (the reference) → [`io`] (files).
+//! The layers, as the source tree shows them: `kernels-gpu/` (device code, its own crate) and
+//! `abi/` (the parameter structs both sides compile against) → [`runtime`] (GPU, memory,
+//! streams, cross-stream ordering, launches) → [`ops`] (one folder per operation: its types,
+//! its launches as methods of [`Gpu`]/[`Stream`], its CPU reference, re-exported in [`cpu`])
+//! → [`io`] (files).
 
+#[cfg(feature = "bench-knobs")]
+pub mod bench;
 pub mod cpu;
 mod error;
-pub mod gpu;
 mod image;
 pub mod io;
 pub mod ops;
 mod pixel;
+pub mod runtime;
 mod validate;
 
 pub use crate::error::{Error, Result};
-pub use crate::gpu::{
-    AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceHistogram, DeviceImage, DeviceLuts, DeviceView, DeviceViewMut,
-    GatherCheck, Gpu, Mark, PinnedImage, Stream, driver_available,
-};
 pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
 pub use crate::ops::equalize::EqualizeMode;
-pub use crate::ops::histogram::Histogram;
-pub use crate::ops::lut::Lut;
-pub use crate::ops::weights::GrayWeights;
+pub use crate::ops::gather::GatherCheck;
+pub use crate::ops::grayscale::GrayWeights;
+pub use crate::ops::histogram::{DeviceHistogram, Histogram};
+pub use crate::ops::lut::{DeviceLuts, Lut};
 pub use crate::pixel::{Bgr8, Bgra8, Color, Gray, Gray8, La8, Pixel, Rgb8, Rgba8};
+pub use crate::runtime::{
+    AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, Gpu, Mark, PinnedImage,
+    Stream, driver_available,
+};

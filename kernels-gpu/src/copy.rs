@@ -3,6 +3,7 @@
 //! beside the driver's device-to-device copy.
 
 use crate::device::thread::{grid_size, index_1d};
+use cuimg_abi::copy::CopyFlat;
 
 /// `dst = src`, `16 * vectors` bytes, four vectors in flight per thread: whole tiles of four
 /// load unconditionally, the last partial tile one vector at a time. The vectors are `u128`,
@@ -11,8 +12,8 @@ use crate::device::thread::{grid_size, index_1d};
 /// # Safety
 /// Both buffers hold `16 * vectors` bytes and are 16-byte aligned; 1-D launch.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn copy_flat(src: *const u8, dst: *mut u8, vectors: u64) {
-    let (s, d) = (src as *const u128, dst as *mut u128);
+pub unsafe extern "ptx-kernel" fn copy_flat(p: CopyFlat) {
+    let (s, d, vectors) = (p.src.ptr() as *const u128, p.dst.ptr() as *mut u128, p.vectors);
     let step = grid_size();
     let mut base = index_1d();
     while base + 3 * step < vectors {
@@ -33,3 +34,4 @@ pub unsafe extern "ptx-kernel" fn copy_flat(src: *const u8, dst: *mut u8, vector
         base += step;
     }
 }
+abi!(cuimg_abi::copy::CopyFlatKernel, copy_flat);

@@ -3,11 +3,11 @@
 //! itself comes from `histogram.rs` and the per-channel apply from `lut.rs`, all on one
 //! stream, so nothing returns to the host between the steps.
 
+use crate::common::{load_tables, lookup};
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x};
-use crate::grayscale::Weights;
-use crate::lut::{load_tables, lookup};
+use cuimg_abi::equalize::{EqualizeLuma, EqualizeLut};
 
 /// One block of 256 threads per channel (`blockIdx.x` = channel): `lut[c*256 + v]` from
 /// `hist[c*256 + v]`, exactly as OpenCV's `equalizeHist`:
@@ -22,7 +22,8 @@ use crate::lut::{load_tables, lookup};
 /// `hist` holds `256 * gridDim.x` u32 whose per-channel sum fits in u32; `lut` holds
 /// `256 * gridDim.x` bytes; blocks of exactly 256 threads; 257 * 4 bytes of shared memory.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn equalize_lut(hist: *const u32, lut: *mut u8) {
+pub unsafe extern "ptx-kernel" fn equalize_lut(p: EqualizeLut) {
+    let (hist, lut) = (p.hist.ptr(), p.lut.ptr());
     let c = block_idx_x() as usize;
     let t = thread_idx_x() as usize;
     let cdf = shared::dynamic::<u32>();
@@ -75,7 +76,9 @@ pub unsafe extern "ptx-kernel" fn equalize_lut(hist: *const u32, lut: *mut u8) {
     unsafe { *lut.add(c * 256 + t) = value as u8 };
 }
 
-/// Equalizes a color image on its luma (weights as in `grayscale.rs`): `out = clamp(in + lut[y] - y)` per channel,
+abi!(cuimg_abi::equalize::EqualizeLutKernel, equalize_lut);
+
+/// Equalizes a color image on its luma (`Weights::luma`): `out = clamp(in + lut[y] - y)` per channel,
 /// which is what converting to YCbCr, mapping Y through the LUT and converting back does in
 /// exact arithmetic (a change of Y moves R, G and B alike), without the round trip's
 /// rounding. Alpha (`channels == 4`, the byte that is none of `ri`, `gi`, `bi`) is copied.
@@ -83,29 +86,13 @@ pub unsafe extern "ptx-kernel" fn equalize_lut(hist: *const u32, lut: *mut u8) {
 /// # Safety
 /// Rows `0..height` of `width * channels` bytes are readable at `src` (pitch `s_pitch`) and
 /// writable at `dst` (pitch `d_pitch`); `lut` holds 256 bytes; 2-D launch with
-/// `lut::TABLE_BYTES` bytes of shared memory.
+/// `lut::shared_bytes(1)` bytes of shared memory.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn equalize_luma_pitched(
-    src: *const u8,
-    s_pitch: u64,
-    dst: *mut u8,
-    d_pitch: u64,
-    width: u64,
-    height: u64,
-    channels: u64,
-    ri: u64,
-    gi: u64,
-    bi: u64,
-    wr: i32,
-    wg: i32,
-    wb: i32,
-    bias: i32,
-    shift: u32,
-    lut: *const u8,
-) {
+pub unsafe extern "ptx-kernel" fn equalize_luma_pitched(p: EqualizeLuma) {
+    let EqualizeLuma { src, s_pitch, dst, d_pitch, width, height, channels, rgb: [ri, gi, bi], weights: w, lut } = p;
+    let (src, dst) = (src.ptr(), dst.ptr());
     // SAFETY: the launch contract.
-    let t = unsafe { load_tables(lut, 1) };
-    let w = Weights { r: wr, g: wg, b: wb, bias, shift };
+    let t = unsafe { load_tables(lut.ptr(), 1) };
     for y in grid_stride_y(height) {
         for x in grid_stride_x(width) {
             let s = (y * s_pitch + x * channels) as usize;
@@ -128,3 +115,4 @@ pub unsafe extern "ptx-kernel" fn equalize_luma_pitched(
         }
     }
 }
+abi!(cuimg_abi::equalize::EqualizeLumaKernel, equalize_luma_pitched);

@@ -9,6 +9,7 @@
 
 use crate::device::atomic;
 use crate::device::thread::{grid_stride_1d, index_1d};
+use cuimg_abi::gather::{Gather, GatherBytes};
 
 /// An element type the vector path moves; `Quad` is four of them with the alignment a single
 /// store of all four needs (which the host guarantees for `out`).
@@ -87,31 +88,26 @@ unsafe fn gather<T: Elem>(src: *const T, src_len: u64, idx: *const u32, n: u64, 
 }
 
 macro_rules! gather_kernel {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $marker:ident, $t:ty) => {
         /// Gather of elements of this width. See the module note.
         ///
         /// # Safety
-        /// As for the generic `gather`.
+        /// As for the generic `gather`, with `src` and `out` holding elements of this width.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            src: *const $t,
-            src_len: u64,
-            idx: *const u32,
-            n: u64,
-            out: *mut $t,
-            bad: *mut u64,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name(p: Gather) {
+            let (src, out) = (p.src.ptr() as *const $t, p.out.ptr() as *mut $t);
             // SAFETY: forwarded contract.
-            unsafe { gather(src, src_len, idx, n, out, bad) }
+            unsafe { gather(src, p.src_len, p.idx.ptr(), p.n, out, p.bad.ptr()) }
         }
+        abi!(cuimg_abi::gather::$marker, $name);
     };
 }
 
-gather_kernel!(gather_b1, u8);
-gather_kernel!(gather_b2, u16);
-gather_kernel!(gather_b4, u32);
-gather_kernel!(gather_b8, u64);
-gather_kernel!(gather_b16, u128);
+gather_kernel!(gather_b1, GatherB1, u8);
+gather_kernel!(gather_b2, GatherB2, u16);
+gather_kernel!(gather_b4, GatherB4, u32);
+gather_kernel!(gather_b8, GatherB8, u64);
+gather_kernel!(gather_b16, GatherB16, u128);
 
 /// Elements of any size (`elem_size` bytes) and any alignment, one element per thread step:
 /// the path for types the vector kernels don't cover.
@@ -120,15 +116,9 @@ gather_kernel!(gather_b16, u128);
 /// `src` holds `src_len * elem_size` bytes; `idx` holds `n` u32; `out` holds
 /// `n * elem_size` bytes; `bad` is a valid u64; 1-D launch.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn gather_bytes(
-    src: *const u8,
-    src_len: u64,
-    idx: *const u32,
-    n: u64,
-    out: *mut u8,
-    elem_size: u64,
-    bad: *mut u64,
-) {
+pub unsafe extern "ptx-kernel" fn gather_bytes(p: GatherBytes) {
+    let GatherBytes { gather: Gather { src, src_len, idx, n, out, bad }, elem_size } = p;
+    let (src, idx, out, bad) = (src.ptr(), idx.ptr(), out.ptr(), bad.ptr());
     for i in grid_stride_1d(n) {
         // SAFETY: i < n.
         let j = unsafe { *idx.add(i as usize) } as u64;
@@ -148,3 +138,4 @@ pub unsafe extern "ptx-kernel" fn gather_bytes(
         }
     }
 }
+abi!(cuimg_abi::gather::GatherBytesKernel, gather_bytes);

@@ -6,7 +6,7 @@
 //! register and flushed with one atomic per run: on a constant image that turns one atomic
 //! per byte into one per thread, which is what keeps the worst case near the random case.
 //!
-//! Shared memory needed: `warps_per_block * 256 * channels * 4` bytes.
+//! Shared memory needed: `cuimg_abi::histogram::shared_bytes(channels)`.
 
 use crate::device::atomic;
 use crate::device::shared;
@@ -14,7 +14,7 @@ use crate::device::thread::{
     block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
 };
 use crate::device::vector;
-use crate::grayscale::Weights;
+use cuimg_abi::histogram::{HistogramFlat, HistogramLuma, HistogramPitched};
 
 /// A run of equal values for one channel, flushed to the warp's bins when the value changes.
 #[derive(Clone, Copy)]
@@ -175,7 +175,8 @@ unsafe fn count_vector(bins: *mut u32, run: &mut Run, x: u128) {
 /// `src` holds `n` bytes, 16-byte aligned; `hist` holds 256 u32; 1-D launch with
 /// `warps_per_block * 256 * 4` bytes of shared memory.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_c1_flat(src: *const u8, n: u64, hist: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_c1_flat(p: HistogramFlat) {
+    let (src, n, hist) = (p.src.ptr(), p.n, p.hist.ptr());
     // SAFETY: the launch contract.
     let sh = unsafe { zero_bins(1) };
     let bins = warp_bins(sh, 1, 0);
@@ -211,46 +212,52 @@ pub unsafe extern "ptx-kernel" fn histogram_c1_flat(src: *const u8, n: u64, hist
     unsafe { merge_bins(sh, 1, hist) };
 }
 
+abi!(cuimg_abi::histogram::HistogramC1Flat, histogram_c1_flat);
+
 /// Gray8, contiguous, through the generic run-tracking kernel: the previous gray kernel,
 /// kept so the benchmark can compare the two on the same GPU.
 ///
 /// # Safety
 /// See [`histogram_flat`] with `C = 1`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_c1_runs(src: *const u8, n: u64, hist: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_c1_runs(p: HistogramFlat) {
     // SAFETY: forwarded contract.
-    unsafe { histogram_flat::<1>(src, n, hist) }
+    unsafe { histogram_flat::<1>(p.src.ptr(), p.n, p.hist.ptr()) }
 }
+abi!(cuimg_abi::histogram::HistogramC1Runs, histogram_c1_runs);
 
 /// Gray + alpha, contiguous. See [`histogram_flat`].
 ///
 /// # Safety
 /// See [`histogram_flat`] with `C = 2`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_c2_flat(src: *const u8, n: u64, hist: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_c2_flat(p: HistogramFlat) {
     // SAFETY: forwarded contract.
-    unsafe { histogram_flat::<2>(src, n, hist) }
+    unsafe { histogram_flat::<2>(p.src.ptr(), p.n, p.hist.ptr()) }
 }
+abi!(cuimg_abi::histogram::HistogramC2Flat, histogram_c2_flat);
 
 /// RGB8-like, contiguous. See [`histogram_flat`].
 ///
 /// # Safety
 /// See [`histogram_flat`] with `C = 3`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_c3_flat(src: *const u8, n: u64, hist: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_c3_flat(p: HistogramFlat) {
     // SAFETY: forwarded contract.
-    unsafe { histogram_flat::<3>(src, n, hist) }
+    unsafe { histogram_flat::<3>(p.src.ptr(), p.n, p.hist.ptr()) }
 }
+abi!(cuimg_abi::histogram::HistogramC3Flat, histogram_c3_flat);
 
 /// RGBA8-like, contiguous. See [`histogram_flat`].
 ///
 /// # Safety
 /// See [`histogram_flat`] with `C = 4`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_c4_flat(src: *const u8, n: u64, hist: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_c4_flat(p: HistogramFlat) {
     // SAFETY: forwarded contract.
-    unsafe { histogram_flat::<4>(src, n, hist) }
+    unsafe { histogram_flat::<4>(p.src.ptr(), p.n, p.hist.ptr()) }
 }
+abi!(cuimg_abi::histogram::HistogramC4Flat, histogram_c4_flat);
 
 /// Any pitch or ROI: byte `x` of row `y` (at `src + y * pitch + x`) counts for channel
 /// `x % channels`.
@@ -259,14 +266,9 @@ pub unsafe extern "ptx-kernel" fn histogram_c4_flat(src: *const u8, n: u64, hist
 /// Rows `0..height` of `row_bytes` bytes each are readable; `hist` holds `256 * channels`
 /// u32; `channels` is 1..=4; 2-D launch with the shared memory of the module note.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_pitched(
-    src: *const u8,
-    pitch: u64,
-    row_bytes: u64,
-    height: u64,
-    channels: u32,
-    hist: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn histogram_pitched(p: HistogramPitched) {
+    let HistogramPitched { src, pitch, row_bytes, height, hist, channels } = p;
+    let (src, hist) = (src.ptr(), hist.ptr());
     // SAFETY: the launch contract.
     let sh = unsafe { zero_bins(channels) };
     let mine = warp_bins(sh, channels, 0);
@@ -283,34 +285,21 @@ pub unsafe extern "ptx-kernel" fn histogram_pitched(
     unsafe { merge_bins(sh, channels, hist) };
 }
 
-/// The histogram of the luma (weights as in `grayscale.rs`, applied to the bytes at offsets
-/// `ri`, `gi`, `bi`) of interleaved pixels of `channels` bytes; the first step of equalizing
+abi!(cuimg_abi::histogram::HistogramPitchedKernel, histogram_pitched);
+
+/// The histogram of the luma (`Weights::luma` applied to the bytes at offsets `rgb`) of interleaved pixels of `channels` bytes; the first step of equalizing
 /// a color image on its luma.
 ///
 /// # Safety
 /// Rows `0..height` of `width * channels` bytes each are readable; `hist` holds 256 u32;
 /// 2-D launch with the shared memory of the module note for one channel.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_luma_pitched(
-    src: *const u8,
-    pitch: u64,
-    width: u64,
-    height: u64,
-    channels: u64,
-    ri: u64,
-    gi: u64,
-    bi: u64,
-    wr: i32,
-    wg: i32,
-    wb: i32,
-    bias: i32,
-    shift: u32,
-    hist: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn histogram_luma_pitched(p: HistogramLuma) {
+    let HistogramLuma { src, pitch, width, height, channels, rgb: [ri, gi, bi], weights: w, hist } = p;
+    let (src, hist) = (src.ptr(), hist.ptr());
     // SAFETY: the launch contract.
     let sh = unsafe { zero_bins(1) };
     let mine = warp_bins(sh, 1, 0);
-    let w = Weights { r: wr, g: wg, b: wb, bias, shift };
     for y in grid_stride_y(height) {
         for x in grid_stride_x(width) {
             let p = (y * pitch + x * channels) as usize;
@@ -329,3 +318,4 @@ pub unsafe extern "ptx-kernel" fn histogram_luma_pitched(
     // SAFETY: the launch contract.
     unsafe { merge_bins(sh, 1, hist) };
 }
+abi!(cuimg_abi::histogram::HistogramLumaKernel, histogram_luma_pitched);

@@ -1,62 +1,16 @@
-//! Applying 256-entry u8 lookup tables, one per channel.
-//!
-//! The tables live in shared memory, replicated once per lane with the layout
-//! `byte(c, v, lane) = c * 8192 + ((v >> 2) * 32 + lane) * 4 + (v & 3)`: every lane reads its
-//! own bank whatever value it looks up, so a warp's 32 lookups never conflict. That costs
-//! 8 KiB of shared memory per channel.
+//! Applying 256-entry u8 lookup tables, one per channel, from shared memory in the
+//! conflict-free replicated layout of `common::load_tables` (8 KiB per channel).
 
-use crate::device::shared;
-use crate::device::thread::{
-    block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, lane_id, sync_threads,
-};
+use crate::common::{load_tables, lookup};
+use crate::device::thread::{grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d};
 use crate::device::vector::{self, V16};
-
-/// Shared bytes per channel for the replicated table.
-pub const TABLE_BYTES: u32 = 8192;
-
-/// Copies `channels` tables from global memory into the replicated shared layout.
-/// Block-uniform; ends with a barrier.
-///
-/// # Safety
-/// `lut` holds `256 * channels` bytes; the launch provides `channels * TABLE_BYTES` bytes of
-/// dynamic shared memory.
-#[inline(always)]
-pub unsafe fn load_tables(lut: *const u8, channels: u32) -> *const u8 {
-    let sh = shared::dynamic::<u32>();
-    for i in block_stride(channels * TABLE_BYTES / 4) {
-        let c = i / 2048;
-        let quad = (i % 2048) / 32;
-        let src = (c * 256 + quad * 4) as usize;
-        // SAFETY: c < channels and quad < 64, so src + 3 < 256 * channels.
-        let word = unsafe {
-            *lut.add(src) as u32
-                | (*lut.add(src + 1) as u32) << 8
-                | (*lut.add(src + 2) as u32) << 16
-                | (*lut.add(src + 3) as u32) << 24
-        };
-        // SAFETY: i < the shared length in words.
-        unsafe { *sh.add(i as usize) = word };
-    }
-    sync_threads();
-    sh as *const u8
-}
-
-/// `table[c][v]` for the calling lane.
-///
-/// # Safety
-/// `tables` came from [`load_tables`] with more than `c` channels; `v < 256`.
-#[inline(always)]
-pub unsafe fn lookup(tables: *const u8, c: u32, v: u32) -> u32 {
-    let at = c * TABLE_BYTES + ((v & 0xfc) << 5) + (lane_id() << 2) + (v & 3);
-    // SAFETY: at < channels * TABLE_BYTES by the layout.
-    unsafe { *tables.add(at as usize) as u32 }
-}
+use cuimg_abi::lut::{LutFlat, LutPitched};
 
 /// Contiguous pixels of `C` channels, 16 pixels (`C` vectors) per step.
 ///
 /// # Safety
 /// `src` and `dst` hold `n * C` bytes, 16-byte aligned; `lut` holds `256 * C` bytes; 1-D
-/// launch with `C * TABLE_BYTES` bytes of shared memory.
+/// launch with `lut::shared_bytes(C)` bytes of shared memory.
 #[inline(always)]
 unsafe fn lut_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
     // SAFETY: the launch contract.
@@ -142,60 +96,57 @@ unsafe fn lut_interleaved<const C: usize>(src: *const u8, dst: *mut u8, groups: 
 /// # Safety
 /// See [`lut_flat`] with `C = 1`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn lut_c1_flat(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+pub unsafe extern "ptx-kernel" fn lut_c1_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<1>(src, dst, n, lut) }
+    unsafe { lut_flat::<1>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
+abi!(cuimg_abi::lut::LutC1Flat, lut_c1_flat);
 
 /// Two channels (gray + alpha), contiguous. See [`lut_flat`].
 ///
 /// # Safety
 /// See [`lut_flat`] with `C = 2`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn lut_c2_flat(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+pub unsafe extern "ptx-kernel" fn lut_c2_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<2>(src, dst, n, lut) }
+    unsafe { lut_flat::<2>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
+abi!(cuimg_abi::lut::LutC2Flat, lut_c2_flat);
 
 /// Three channels, contiguous. See [`lut_flat`].
 ///
 /// # Safety
 /// See [`lut_flat`] with `C = 3`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn lut_c3_flat(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+pub unsafe extern "ptx-kernel" fn lut_c3_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<3>(src, dst, n, lut) }
+    unsafe { lut_flat::<3>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
+abi!(cuimg_abi::lut::LutC3Flat, lut_c3_flat);
 
 /// Four channels, contiguous. See [`lut_flat`].
 ///
 /// # Safety
 /// See [`lut_flat`] with `C = 4`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn lut_c4_flat(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+pub unsafe extern "ptx-kernel" fn lut_c4_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<4>(src, dst, n, lut) }
+    unsafe { lut_flat::<4>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
+abi!(cuimg_abi::lut::LutC4Flat, lut_c4_flat);
 
 /// Any pitch or ROI: byte `x` of row `y` uses table `x % channels`.
 ///
 /// # Safety
 /// Rows `0..height` of `row_bytes` bytes are readable at `src` (pitch `s_pitch`) and
 /// writable at `dst` (pitch `d_pitch`); `lut` holds `256 * channels` bytes; `channels` is
-/// 1..=4; 2-D launch with `channels * TABLE_BYTES` bytes of shared memory.
+/// 1..=4; 2-D launch with `lut::shared_bytes(channels)` bytes of shared memory.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn lut_pitched(
-    src: *const u8,
-    s_pitch: u64,
-    dst: *mut u8,
-    d_pitch: u64,
-    row_bytes: u64,
-    height: u64,
-    channels: u32,
-    lut: *const u8,
-) {
+pub unsafe extern "ptx-kernel" fn lut_pitched(p: LutPitched) {
+    let LutPitched { src, s_pitch, dst, d_pitch, row_bytes, height, lut, channels } = p;
+    let (src, dst) = (src.ptr(), dst.ptr());
     // SAFETY: the launch contract.
-    let t = unsafe { load_tables(lut, channels) };
+    let t = unsafe { load_tables(lut.ptr(), channels) };
     for y in grid_stride_y(height) {
         for x in grid_stride_x(row_bytes) {
             let c = (x % channels as u64) as u32;
@@ -207,3 +158,4 @@ pub unsafe extern "ptx-kernel" fn lut_pitched(
         }
     }
 }
+abi!(cuimg_abi::lut::LutPitchedKernel, lut_pitched);

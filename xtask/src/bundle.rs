@@ -55,7 +55,16 @@ pub fn run() -> Result {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let mut all = executables(&["test", "--release", "--workspace", "--no-run"])?;
-    all.extend(executables(&["build", "--release", "--package", "cuimg", "--examples", "--benches"])?);
+    all.extend(executables(&[
+        "build",
+        "--release",
+        "--package",
+        "cuimg",
+        "--features",
+        "bench-knobs",
+        "--examples",
+        "--benches",
+    ])?);
     for (kind, name, exe) in &all {
         // Test harnesses of crates with no tests of their own carry nothing to run.
         if kind == "test-xtask" || kind == "test-cuimg-tests" {

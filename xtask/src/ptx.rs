@@ -6,7 +6,7 @@ use crate::{Result, root, run};
 
 /// Where the PTX is committed; the host crate embeds it with `include_str!`.
 pub fn committed_path() -> PathBuf {
-    root().join("host/src/ptx/cuimg_kernels.ptx")
+    root().join("host/src/runtime/ptx/cuimg_kernels.ptx")
 }
 
 /// Builds the kernels and returns the PTX text.
@@ -22,11 +22,9 @@ pub fn committed_path() -> PathBuf {
 pub fn build() -> Result<String> {
     let target_dir = root().join("target/kernels");
     run::step(
-        "build kernels-gpu -> PTX (nightly, nvptx64-nvidia-cuda, -Zbuild-std=core)",
-        run::cargo()
+        &format!("build kernels-gpu -> PTX ({}, nvptx64-nvidia-cuda, -Zbuild-std=core)", run::kernels_toolchain()?),
+        run::kernels_cargo()?
             .args(["rustc", "--release", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-            .arg("--manifest-path")
-            .arg(root().join("kernels-gpu/Cargo.toml"))
             .arg("--target-dir")
             .arg(&target_dir)
             .args(["--", "--emit=asm", "-C", "linker=true", "-C", "target-cpu=sm_75"])

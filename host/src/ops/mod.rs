@@ -1,6 +1,12 @@
-//! The operations' parameter and result types, shared by the GPU API and the CPU reference.
+//! The operations, one folder each: `mod.rs` holds the operation's public parameter and
+//! result types, `gpu.rs` its [`Stream`](crate::Stream) and [`Gpu`](crate::Gpu) methods (the
+//! launches), `cpu.rs` its serial CPU reference (re-exported as [`crate::cpu`]). The kernels
+//! are `kernels-gpu/src/<op>.rs`, their parameters `abi/src/<op>.rs`. Operations build on
+//! `crate::runtime` and never on each other's launch code; equalization reuses the
+//! histogram and LUT launches through their `pub(crate)` entry points.
 
 pub mod equalize;
+pub mod gather;
+pub mod grayscale;
 pub mod histogram;
 pub mod lut;
-pub mod weights;

@@ -1,0 +1,26 @@
+//! The runtime: opening a GPU, memory, streams, ordering between them, loading the embedded
+//! kernels and launching them. Operations (`crate::ops`) build on this module and nothing in
+//! it knows about them.
+//!
+//! Layers, bottom up: `module` (the embedded PTX and its kernel table) → `context` ([`Gpu`]) →
+//! `tracked` (cross-stream ordering of every allocation) → `memory` (device and pinned
+//! images, buffers, views) → `stream` ([`Stream`], transfers) → `launch` (grid shapes and the
+//! one typed, `unsafe` launch).
+
+mod context;
+pub(crate) mod knobs;
+mod launch;
+mod memory;
+mod module;
+mod stream;
+mod tracked;
+
+pub use context::{Gpu, driver_available};
+pub use memory::{AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, PinnedImage};
+pub(crate) use stream::Scratch;
+pub use stream::{Mark, Stream};
+pub(crate) use tracked::Tracked;
+
+/// The embedded PTX text (for inspection and tools).
+#[doc(hidden)]
+pub const PTX: &str = module::PTX;

@@ -1,0 +1,323 @@
+//! Streams: ordered queues of copies and kernels, and the transfers between host and device.
+
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaStream, DeviceRepr, ValidAsZeroBits};
+
+use super::context::Gpu;
+use super::memory::{AsDeviceView, DeviceBuffer, DeviceImage, PinnedImage};
+use super::tracked::Tracked;
+use crate::error::{Error, Result};
+use crate::image::{Image, ImageView, Rect, byte_len, check_same_size, row_bytes};
+use crate::pixel::Pixel;
+use crate::validate;
+
+/// A queue of GPU work. Operations on one stream run in order; operations on different
+/// streams may overlap. Most methods return as soon as the work is queued.
+///
+/// A `Stream` is `Send` but not `Sync`: hand it to another thread, but don't queue work on it
+/// from two threads at once (make one stream per thread; see [`Gpu::stream`]). Sharing one
+/// is a compile error:
+///
+/// ```compile_fail
+/// fn shared<T: Sync>(_: &T) {}
+/// # let gpu: cuimg::Gpu = unimplemented!();
+/// shared(&gpu.stream().unwrap());
+/// ```
+///
+/// ```
+/// # fn main() -> Result<(), cuimg::Error> {
+/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// use cuimg::{Gray8, GrayWeights, Image, Rgb8};
+/// let img = Image::<Rgb8>::filled(256, 256, 90);
+/// let stream = gpu.stream()?;
+/// let src = stream.upload(&img.view())?;
+/// let mut gray = stream.alloc::<Gray8>(256, 256)?;
+/// stream.grayscale(&src, &mut gray, GrayWeights::Bt601)?;
+/// let out = stream.download(&gray)?; // waits for the stream
+/// assert!(out.pixels().iter().all(|p| p.0 == [90]));
+/// # Ok(()) }
+/// ```
+pub struct Stream {
+    pub(crate) gpu: Gpu,
+    pub(crate) raw: Arc<CudaStream>,
+    /// Reused device scratch (histogram bins, tables), so repeated calls don't allocate.
+    pub(crate) scratch: RefCell<Option<Scratch>>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+pub(crate) struct Scratch {
+    pub hist: Tracked<u32>,
+    pub lut: Tracked<u8>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").field("gpu", &self.gpu.name()).finish()
+    }
+}
+
+impl Stream {
+    pub(crate) fn wrap(gpu: &Gpu, raw: Arc<CudaStream>) -> Stream {
+        Stream { gpu: gpu.clone(), raw, scratch: RefCell::new(None), _not_sync: PhantomData }
+    }
+
+    /// The GPU this stream runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Waits until all work queued so far has finished, and reports any error it raised.
+    pub fn synchronize(&self) -> Result<()> {
+        Ok(self.raw.synchronize()?)
+    }
+
+    /// Marks the current point of the stream for timing; see [`Mark::elapsed_ms`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// let stream = gpu.stream()?;
+    /// let start = stream.mark()?;
+    /// let img = stream.alloc::<cuimg::Gray8>(1024, 1024)?;
+    /// let ms = start.elapsed_ms(&stream.mark()?)?;
+    /// assert!(ms >= 0.0);
+    /// # let _ = img; Ok(()) }
+    /// ```
+    pub fn mark(&self) -> Result<Mark> {
+        Ok(Mark(self.raw.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?))
+    }
+
+    pub(crate) fn check_context(&self, what: &str, ctx: &Arc<cudarc::driver::CudaContext>) -> Result<()> {
+        if ctx == &self.gpu.inner.ctx { Ok(()) } else { Err(Error::WrongContext(what.into())) }
+    }
+
+    pub(crate) fn scratch(&self, channels: usize) -> Result<std::cell::RefMut<'_, Scratch>> {
+        let mut slot = self.scratch.borrow_mut();
+        if slot.is_none() {
+            *slot =
+                Some(Scratch { hist: self.alloc_tracked::<u32>(4 * 256)?, lut: self.alloc_tracked::<u8>(4 * 256)? });
+        }
+        debug_assert!(channels <= 4);
+        Ok(std::cell::RefMut::map(slot, |s| s.as_mut().expect("filled above")))
+    }
+
+    /// `len` zeroed elements of device memory, allocated on this stream and ordered for
+    /// every other (see `tracked.rs`).
+    pub(crate) fn alloc_tracked<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<Tracked<T>> {
+        Ok(Tracked::written(self.raw.alloc_zeros::<T>(len)?, &self.raw)?)
+    }
+
+    /// `data` copied into new device memory (at least one element), without zeroing it
+    /// first.
+    pub(crate) fn upload_tracked<T: DeviceRepr + Pod>(&self, data: &[T]) -> Result<Tracked<T>> {
+        debug_assert!(!data.is_empty());
+        let mut buf = self.alloc_overwritten::<T>(data.len())?;
+        self.raw.memcpy_htod(data, buf.write(&self.raw)?.slice())?;
+        Ok(buf)
+    }
+
+    /// A new device image of zeroed pixels.
+    pub fn alloc<P: Pixel>(&self, width: u32, height: u32) -> Result<DeviceImage<P>> {
+        validate::non_empty(width, height)?;
+        let bytes = byte_len::<P>(width, height)?;
+        Ok(DeviceImage::from_raw(self.alloc_tracked::<u8>(bytes)?, width, height))
+    }
+
+    /// `len` elements of device memory that the caller overwrites on this stream before
+    /// anything reads them (an upload, a kernel's whole output, bins it clears): no memset,
+    /// which would be a full extra pass.
+    pub(crate) fn alloc_overwritten<T: DeviceRepr + Pod>(&self, len: usize) -> Result<Tracked<T>> {
+        // SAFETY: `T: Pod` is valid whatever bytes it holds, so the unset memory is never an
+        // invalid value; callers write it all before reading (initcheck in `run.sh sanitize`
+        // flags a read of device bytes never written).
+        let buf = unsafe { self.raw.alloc::<T>(len) }?;
+        Ok(Tracked::written(buf, &self.raw)?)
+    }
+
+    /// A device image whose every byte the caller writes before anything reads it.
+    pub(crate) fn alloc_for_output<P: Pixel>(&self, width: u32, height: u32) -> Result<DeviceImage<P>> {
+        validate::non_empty(width, height)?;
+        let bytes = byte_len::<P>(width, height)?;
+        Ok(DeviceImage::from_raw(self.alloc_overwritten::<u8>(bytes)?, width, height))
+    }
+
+    /// Copies a host view (any pitch) into a new device image. The source may be reused
+    /// when this returns.
+    pub fn upload<P: Pixel>(&self, src: &ImageView<'_, P>) -> Result<DeviceImage<P>> {
+        let mut dst = self.alloc_for_output::<P>(src.width(), src.height())?;
+        self.upload_into(src, &mut dst)?;
+        Ok(dst)
+    }
+
+    /// Copies a host view into the full-width rows `rows` of a device image.
+    pub(crate) fn upload_rows<P: Pixel>(
+        &self,
+        src: &ImageView<'_, P>,
+        dst: &mut DeviceImage<P>,
+        rows: Rect,
+    ) -> Result<()> {
+        rows.check_inside(dst.width(), dst.height())?;
+        check_same_size("upload rows", (rows.width, rows.height), src.dimensions())?;
+        debug_assert!(rows.x == 0 && rows.width == dst.width(), "whole rows only");
+        let (pitch, packed) = (dst.pitch(), src.contiguous_bytes().map(std::borrow::Cow::Borrowed));
+        let bytes = packed.unwrap_or_else(|| std::borrow::Cow::Owned(src.to_image().as_bytes().to_vec()));
+        let start = rows.y as usize * pitch;
+        let mut to = dst.buf.write(&self.raw)?;
+        self.raw.memcpy_htod(&*bytes, &mut to.slice().slice_mut(start..start + bytes.len()))?;
+        Ok(())
+    }
+
+    /// Copies a host view into an existing device image of the same size.
+    pub fn upload_into<P: Pixel>(&self, src: &ImageView<'_, P>, dst: &mut DeviceImage<P>) -> Result<()> {
+        check_same_size("upload destination", dst.dimensions(), src.dimensions())?;
+        self.check_context("the upload destination", dst.buf.context())?;
+        let mut to = dst.buf.write(&self.raw)?;
+        match src.contiguous_bytes() {
+            Some(bytes) => self.raw.memcpy_htod(bytes, to.slice())?,
+            None => self.raw.memcpy_htod(src.to_image().as_bytes(), to.slice())?,
+        }
+        Ok(())
+    }
+
+    /// Copies a pinned image into a new device image, asynchronously.
+    pub fn upload_pinned<P: Pixel>(&self, src: &PinnedImage<P>) -> Result<DeviceImage<P>> {
+        let mut dst = self.alloc::<P>(src.width(), src.height())?;
+        self.upload_pinned_into(src, &mut dst)?;
+        Ok(dst)
+    }
+
+    /// Copies a pinned image into a device image of the same size, asynchronously.
+    pub fn upload_pinned_into<P: Pixel>(&self, src: &PinnedImage<P>, dst: &mut DeviceImage<P>) -> Result<()> {
+        check_same_size("upload destination", dst.dimensions(), src.dimensions())?;
+        self.check_context("the upload destination", dst.buf.context())?;
+        self.check_context("the pinned upload source", src.buf.context())?;
+        let from = src.buf.read(&self.raw)?;
+        let mut to = dst.buf.write(&self.raw)?;
+        Ok(self.raw.memcpy_htod(from.slice(), to.slice())?)
+    }
+
+    /// Copies a device image or view back into a new host image, waiting for the stream.
+    pub fn download<P: Pixel>(&self, src: &impl AsDeviceView<P>) -> Result<Image<P>> {
+        let v = src.device_view();
+        validate::non_empty(v.width(), v.height())?;
+        self.check_context("the download source", v.img.buf.context())?;
+        let l = v.layout();
+        let (pitch, row) = (l.pitch as usize, row_bytes::<P>(l.width));
+        let start = l.offset as usize;
+        let from = v.img.buf.read(&self.raw)?;
+        if row == pitch || l.height == 1 {
+            // Contiguous rows: one copy, straight into the image returned.
+            let mut out = Image::<P>::try_new(l.width, l.height)?;
+            let bytes = out.as_bytes_mut();
+            self.raw.memcpy_dtoh(&from.slice().slice(start..start + bytes.len()), bytes)?;
+            return Ok(out);
+        }
+        // A region narrower than its image: copy the band of rows it spans, then cut the
+        // columns out on the host.
+        let band = (l.height as usize - 1) * pitch + row;
+        let mut host = vec![0u8; band];
+        self.raw.memcpy_dtoh(&from.slice().slice(start..start + band), &mut host)?;
+        Ok(ImageView::<P>::new(&host, l.width, l.height, pitch)?.to_image())
+    }
+
+    /// Copies a whole device image into a pinned image of the same size, asynchronously.
+    pub fn download_pinned<P: Pixel>(&self, src: &DeviceImage<P>, dst: &mut PinnedImage<P>) -> Result<()> {
+        check_same_size("download destination", dst.dimensions(), src.dimensions())?;
+        self.check_context("the download source", src.buf.context())?;
+        self.check_context("the pinned download destination", dst.buf.context())?;
+        let from = src.buf.read(&self.raw)?;
+        let mut to = dst.buf.write(&self.raw)?;
+        Ok(self.raw.memcpy_dtoh(from.slice(), to.slice())?)
+    }
+
+    /// Copies a slice into a new device buffer.
+    pub fn upload_slice<T: Pod>(&self, src: &[T]) -> Result<DeviceBuffer<T>> {
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        // The driver rejects empty allocations: an empty buffer holds one unused byte.
+        let buf = if bytes.is_empty() { self.alloc_tracked::<u8>(1)? } else { self.upload_tracked(bytes)? };
+        Ok(DeviceBuffer::from_raw(buf, src.len()))
+    }
+
+    /// A new device buffer of `len` zeroed elements.
+    pub fn alloc_slice<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::TooLarge {
+            what: "device buffer".into(),
+            size: len as u64,
+            limit: usize::MAX as u64,
+        })?;
+        Ok(DeviceBuffer::from_raw(self.alloc_tracked::<u8>(bytes.max(1))?, len))
+    }
+
+    /// Copies one device buffer into another of the same length, on the device.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// let stream = gpu.stream()?;
+    /// let a = stream.upload_slice(&[1u16, 2, 3])?;
+    /// let mut b = stream.alloc_slice::<u16>(3)?;
+    /// stream.copy_slice(&a, &mut b)?;
+    /// assert_eq!(stream.download_slice(&b)?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_slice<T: Pod>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::WrongLength { what: "copy destination".into(), expected: src.len(), actual: dst.len() });
+        }
+        self.check_context("the copy source", src.buf.context())?;
+        self.check_context("the copy destination", dst.buf.context())?;
+        let bytes = src.len() * std::mem::size_of::<T>();
+        if bytes > 0 {
+            let from = src.buf.read(&self.raw)?;
+            let mut to = dst.buf.write(&self.raw)?;
+            self.raw.memcpy_dtod(&from.slice().slice(0..bytes), &mut to.slice().slice_mut(0..bytes))?;
+        }
+        Ok(())
+    }
+
+    /// Copies a device buffer back, waiting for the stream.
+    pub fn download_slice<T: Pod>(&self, src: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        self.check_context("the download source", src.buf.context())?;
+        let mut out = vec![T::zeroed(); src.len()];
+        if !out.is_empty() {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            let from = src.buf.read(&self.raw)?;
+            self.raw.memcpy_dtoh(&from.slice().slice(0..bytes.len()), bytes)?;
+        }
+        Ok(out)
+    }
+}
+
+/// A recorded point of a stream, for timing with device events.
+pub struct Mark(CudaEvent);
+
+impl std::fmt::Debug for Mark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mark")
+    }
+}
+
+impl Mark {
+    /// Milliseconds of GPU time from this mark to `end` (waits for `end`).
+    pub fn elapsed_ms(&self, end: &Mark) -> Result<f32> {
+        end.0.synchronize()?;
+        Ok(self.0.elapsed_ms(&end.0)?)
+    }
+}
+
+impl Gpu {
+    /// A new stream on this GPU, for asynchronous work.
+    pub fn stream(&self) -> Result<Stream> {
+        Ok(Stream::wrap(self, self.inner.ctx.new_stream()?))
+    }
+
+    /// The stream the blocking calls use.
+    pub(crate) fn blocking_stream(&self) -> Stream {
+        Stream::wrap(self, self.inner.stream.clone())
+    }
+}

@@ -1,0 +1,310 @@
+//! Cross-stream ordering of every allocation, device and pinned host alike.
+//!
+//! cudarc keeps one read event and one write event per buffer, so a write (or a free) waits
+//! only for the *last* stream that read it: with long reads on stream 1 and a short read on
+//! stream 2, a write on stream 3 overwrote the buffer while stream 1 was still reading it
+//! (seen on an H100: 262,144 wrong pixels). cuimg therefore turns cudarc's tracking off for
+//! its contexts (`Gpu::with_device`) and every buffer carries a [`Tracked`] record instead:
+//!
+//! - the last write, as an event on the stream that wrote;
+//! - every read since that write, one event per stream that read.
+//!
+//! A read waits for the last write; a write waits for the last write and for *every* read
+//! since; a free makes the allocating stream wait for all of them before the stream-ordered
+//! free, so a same-size allocation on any stream cannot be handed memory still being read.
+//! Host access to pinned memory waits on the host the same way. A wait on an event of the
+//! same stream is skipped: the stream orders its own work.
+//!
+//! If an event cannot be recorded (a dead context), the guard synchronizes the stream
+//! instead, which orders everything that follows just as well.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, PinnedHostSlice};
+use cuimg_abi::{DevPtr, DevPtrMut};
+
+/// One recorded access: the stream it was queued on and an event after it. The stream is
+/// held, not just named, so its handle cannot be reused by a new stream (which would then
+/// be taken for this one and skip the wait) while the access may still be running.
+struct Access {
+    stream: Arc<CudaStream>,
+    event: CudaEvent,
+}
+
+impl Access {
+    fn on(&self, stream: &Arc<CudaStream>) -> bool {
+        Arc::ptr_eq(&self.stream, stream)
+    }
+}
+
+/// The accesses a later one may have to wait for.
+#[derive(Default)]
+struct History {
+    write: Option<Access>,
+    reads: Vec<Access>,
+}
+
+impl History {
+    /// Makes `stream` wait for the last write, and for every read too when `all`.
+    fn wait(&self, stream: &Arc<CudaStream>, all: bool) -> Result<(), DriverError> {
+        let marks = self.write.iter().chain(self.reads.iter().filter(|_| all));
+        for m in marks.filter(|m| !m.on(stream)) {
+            stream.wait(&m.event)?;
+        }
+        Ok(())
+    }
+
+    /// Blocks the host until every recorded access (or only the last write) has finished.
+    fn host_wait(&self, all: bool) -> Result<(), DriverError> {
+        for m in self.write.iter().chain(self.reads.iter().filter(|_| all)) {
+            m.event.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Records an access that has just been queued on `stream`.
+    fn record(&mut self, stream: &Arc<CudaStream>, write: bool) -> Result<(), DriverError> {
+        let slot = if write {
+            // Every read so far was waited for by this write, so the write's event covers
+            // them: they need not be remembered.
+            self.reads.clear();
+            &mut self.write
+        } else {
+            match self.reads.iter().position(|m| m.on(stream)) {
+                Some(i) => {
+                    // A later event on the same stream covers the earlier one.
+                    return self.reads[i].event.record(stream);
+                }
+                None => {
+                    self.reads.push(Access { stream: stream.clone(), event: stream.context().new_event(None)? });
+                    self.reads.last_mut().map(|m| m.event.record(stream)).expect("pushed above")?;
+                    return Ok(());
+                }
+            }
+        };
+        match slot {
+            Some(m) => {
+                m.stream = stream.clone();
+                m.event.record(stream)
+            }
+            None => {
+                let event = stream.context().new_event(None)?;
+                event.record(stream)?;
+                *slot = Some(Access { stream: stream.clone(), event });
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Records the access when dropped (after the caller has queued its work), falling back to
+/// a stream synchronize when the event cannot be recorded.
+fn finish(history: &Mutex<History>, stream: &Arc<CudaStream>, write: bool) {
+    if lock(history).record(stream, write).is_err() {
+        // Waiting for the work makes any later access safe without an event; if even this
+        // fails the context is lost and no later work on it runs.
+        let _ = stream.synchronize();
+    }
+}
+
+fn lock(history: &Mutex<History>) -> MutexGuard<'_, History> {
+    // The history stays consistent whatever panicked while it was held: every update is a
+    // single push or assignment.
+    history.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Device memory with its access history. All of cuimg's device allocations are one of
+/// these, so no safe call can reorder a read and a write of the same bytes across streams.
+pub(crate) struct Tracked<T> {
+    slice: Option<CudaSlice<T>>,
+    history: Mutex<History>,
+}
+
+impl<T> Tracked<T> {
+    /// Wraps memory that `stream` has just written (allocated and filled).
+    pub fn written(slice: CudaSlice<T>, stream: &Arc<CudaStream>) -> Result<Tracked<T>, DriverError> {
+        let mut history = History::default();
+        history.record(stream, true)?;
+        Ok(Tracked { slice: Some(slice), history: Mutex::new(history) })
+    }
+
+    fn slice(&self) -> &CudaSlice<T> {
+        self.slice.as_ref().expect("present until drop")
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.slice().len()
+    }
+
+    pub fn context(&self) -> &Arc<cudarc::driver::CudaContext> {
+        self.slice().context()
+    }
+
+    /// Access for reading on `stream`: `stream` now waits for the last write, and the read
+    /// is recorded when the guard drops, so queue the work before dropping it.
+    pub fn read<'a>(&'a self, stream: &'a Arc<CudaStream>) -> Result<Read<'a, T>, DriverError> {
+        lock(&self.history).wait(stream, false)?;
+        Ok(Read { owner: self, stream })
+    }
+
+    /// Access for writing on `stream`: `stream` now waits for the last write and every read
+    /// since; the write is recorded when the guard drops.
+    pub fn write<'a>(&'a mut self, stream: &'a Arc<CudaStream>) -> Result<Write<'a, T>, DriverError> {
+        lock(&self.history).wait(stream, true)?;
+        Ok(Write { owner: self, stream })
+    }
+}
+
+impl<T> Drop for Tracked<T> {
+    fn drop(&mut self) {
+        let Some(slice) = self.slice.take() else { return };
+        let history = self.history.get_mut().unwrap_or_else(|e| e.into_inner());
+        // cudarc frees on the allocating stream, stream-ordered: make that stream wait for
+        // every access first (or, failing that, the host).
+        if history.wait(slice.stream(), true).is_err() {
+            let _ = history.host_wait(true);
+        }
+        drop(slice);
+    }
+}
+
+/// A read access; see [`Tracked::read`].
+pub(crate) struct Read<'a, T> {
+    owner: &'a Tracked<T>,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl<T> Read<'_, T> {
+    /// The device address of element 0.
+    pub fn ptr(&self) -> DevPtr<T> {
+        DevPtr::new(self.owner.slice().device_ptr(self.stream).0)
+    }
+
+    /// The memory, for cudarc's copy functions (which, with tracking off, add no ordering).
+    pub fn slice(&self) -> &CudaSlice<T> {
+        self.owner.slice()
+    }
+}
+
+impl<T> Drop for Read<'_, T> {
+    fn drop(&mut self) {
+        finish(&self.owner.history, self.stream, false);
+    }
+}
+
+/// A write access; see [`Tracked::write`].
+pub(crate) struct Write<'a, T> {
+    owner: &'a mut Tracked<T>,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl<T> Write<'_, T> {
+    /// The device address of element 0.
+    pub fn ptr(&mut self) -> DevPtrMut<T> {
+        let stream = self.stream;
+        DevPtrMut::new(self.owner.slice.as_mut().expect("present until drop").device_ptr_mut(stream).0)
+    }
+
+    /// The memory, for cudarc's copy and memset functions.
+    pub fn slice(&mut self) -> &mut CudaSlice<T> {
+        self.owner.slice.as_mut().expect("present until drop")
+    }
+}
+
+impl<T> Drop for Write<'_, T> {
+    fn drop(&mut self) {
+        finish(&self.owner.history, self.stream, true);
+    }
+}
+
+/// Page-locked host memory with its access history: copies to the device read it, copies
+/// from the device write it, and the host waits for the right ones before touching it.
+pub(crate) struct TrackedHost {
+    slice: Option<PinnedHostSlice<u8>>,
+    history: Mutex<History>,
+}
+
+impl TrackedHost {
+    pub fn new(slice: PinnedHostSlice<u8>) -> TrackedHost {
+        TrackedHost { slice: Some(slice), history: Mutex::new(History::default()) }
+    }
+
+    fn slice(&self) -> &PinnedHostSlice<u8> {
+        self.slice.as_ref().expect("present until drop")
+    }
+
+    pub fn context(&self) -> &Arc<cudarc::driver::CudaContext> {
+        self.slice().context()
+    }
+
+    /// The bytes for the host to read, once every device write to them has finished.
+    pub fn host_bytes(&self) -> Result<&[u8], DriverError> {
+        lock(&self.history).host_wait(false)?;
+        self.slice().as_slice()
+    }
+
+    /// The bytes for the host to write, once every device access has finished.
+    pub fn host_bytes_mut(&mut self) -> Result<&mut [u8], DriverError> {
+        let history = self.history.get_mut().unwrap_or_else(|e| e.into_inner());
+        history.host_wait(true)?;
+        *history = History::default();
+        self.slice.as_mut().expect("present until drop").as_mut_slice()
+    }
+
+    /// For a copy to the device queued on `stream` while the guard lives.
+    pub fn read<'a>(&'a self, stream: &'a Arc<CudaStream>) -> Result<HostRead<'a>, DriverError> {
+        lock(&self.history).wait(stream, false)?;
+        Ok(HostRead { owner: self, stream })
+    }
+
+    /// For a copy from the device queued on `stream` while the guard lives.
+    pub fn write<'a>(&'a mut self, stream: &'a Arc<CudaStream>) -> Result<HostWrite<'a>, DriverError> {
+        lock(&self.history).wait(stream, true)?;
+        Ok(HostWrite { owner: self, stream })
+    }
+}
+
+impl Drop for TrackedHost {
+    fn drop(&mut self) {
+        let history = self.history.get_mut().unwrap_or_else(|e| e.into_inner());
+        // Freeing page-locked memory is not stream-ordered: wait on the host for every copy
+        // that touches it. (If the wait fails the context is lost and runs no more copies.)
+        let _ = history.host_wait(true);
+        drop(self.slice.take());
+    }
+}
+
+pub(crate) struct HostRead<'a> {
+    owner: &'a TrackedHost,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl HostRead<'_> {
+    pub fn slice(&self) -> &PinnedHostSlice<u8> {
+        self.owner.slice()
+    }
+}
+
+impl Drop for HostRead<'_> {
+    fn drop(&mut self) {
+        finish(&self.owner.history, self.stream, false);
+    }
+}
+
+pub(crate) struct HostWrite<'a> {
+    owner: &'a mut TrackedHost,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl HostWrite<'_> {
+    pub fn slice(&mut self) -> &mut PinnedHostSlice<u8> {
+        self.owner.slice.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for HostWrite<'_> {
+    fn drop(&mut self) {
+        finish(&self.owner.history, self.stream, true);
+    }
+}

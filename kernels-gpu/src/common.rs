@@ -1,0 +1,46 @@
+//! Pieces several kernels share, in one place: the replicated lookup tables (applied by the
+//! LUT kernels and by color equalization). The luma formula is shared with the host's CPU
+//! reference and lives in `cuimg_abi::grayscale::Weights`.
+
+use crate::device::shared;
+use crate::device::thread::{block_stride, lane_id, sync_threads};
+use cuimg_abi::lut::TABLE_BYTES;
+
+/// Copies `channels` tables from global memory into the replicated shared layout
+/// (`cuimg_abi::lut::TABLE_BYTES`): every lane reads its own bank whatever value it looks up.
+/// Block-uniform; ends with a barrier.
+///
+/// # Safety
+/// `lut` holds `256 * channels` bytes; the launch provides `lut::shared_bytes(channels)`
+/// bytes of dynamic shared memory.
+#[inline(always)]
+pub unsafe fn load_tables(lut: *const u8, channels: u32) -> *const u8 {
+    let sh = shared::dynamic::<u32>();
+    for i in block_stride(channels * TABLE_BYTES / 4) {
+        let c = i / 2048;
+        let quad = (i % 2048) / 32;
+        let src = (c * 256 + quad * 4) as usize;
+        // SAFETY: c < channels and quad < 64, so src + 3 < 256 * channels.
+        let word = unsafe {
+            *lut.add(src) as u32
+                | (*lut.add(src + 1) as u32) << 8
+                | (*lut.add(src + 2) as u32) << 16
+                | (*lut.add(src + 3) as u32) << 24
+        };
+        // SAFETY: i < the shared length in words.
+        unsafe { *sh.add(i as usize) = word };
+    }
+    sync_threads();
+    sh as *const u8
+}
+
+/// `table[c][v]` for the calling lane.
+///
+/// # Safety
+/// `tables` came from [`load_tables`] with more than `c` channels; `v < 256`.
+#[inline(always)]
+pub unsafe fn lookup(tables: *const u8, c: u32, v: u32) -> u32 {
+    let at = c * TABLE_BYTES + ((v & 0xfc) << 5) + (lane_id() << 2) + (v & 3);
+    // SAFETY: at < channels * TABLE_BYTES by the layout.
+    unsafe { *tables.add(at as usize) as u32 }
+}
