@@ -95,3 +95,30 @@ fn blocking_calls_from_many_threads() {
         }
     });
 }
+
+/// A stream made on one thread and first used on another: every call binds the GPU's
+/// context itself (the first launch of a kernel once failed with CUDA_ERROR_INVALID_CONTEXT
+/// when its occupancy query ran on a thread that had not used the GPU yet).
+#[test]
+fn a_stream_moved_to_a_fresh_thread_works() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let s = gpu.stream().unwrap();
+    let img = random::<Rgb8>(333, 257, 71);
+    let src = s.upload(&img.view()).unwrap();
+    s.synchronize().unwrap();
+    let want = cpu::grayscale(&img.view(), GrayWeights::Bt709).unwrap();
+    let got = std::thread::spawn(move || {
+        // Batch kernels were never launched in this process before: their occupancy is
+        // queried here, on a thread that has never touched the GPU.
+        let batch = s.upload_batch(&[img.view()]).unwrap();
+        let mut gray = s.alloc_batch::<Gray8>(&batch.sizes()).unwrap();
+        s.grayscale_batch(&batch, &mut gray, GrayWeights::Bt709).unwrap();
+        let mut one = s.alloc::<Gray8>(333, 257).unwrap();
+        s.grayscale(&src, &mut one, GrayWeights::Bt709).unwrap();
+        (s.download_batch(&gray).unwrap().remove(0), s.download(&one).unwrap())
+    })
+    .join()
+    .unwrap();
+    assert_same(&got.0, &want, "batch on a fresh thread");
+    assert_same(&got.1, &want, "single on a fresh thread");
+}

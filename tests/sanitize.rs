@@ -208,3 +208,58 @@ fn every_format_every_op() {
     formats_color::<Rgba8>(&s, 30);
     formats_color::<Bgra8>(&s, 31);
 }
+
+/// Every batch kernel once, on a small ragged batch (odd sizes, a 1x1 image, one large
+/// enough to loop).
+#[test]
+fn batch_kernels() {
+    let Some(s) = stream() else { return };
+    let sizes = [(1u32, 1u32), (17, 3), (33, 9), (515, 300)];
+    let rgba: Vec<_> = sizes.iter().enumerate().map(|(i, &(w, h))| skewed::<Rgba8>(w, h, 40 + i as u64)).collect();
+    let gray: Vec<_> = sizes.iter().enumerate().map(|(i, &(w, h))| skewed::<Gray8>(w, h, 50 + i as u64)).collect();
+    let la: Vec<_> = sizes.iter().enumerate().map(|(i, &(w, h))| random::<cuimg::La8>(w, h, 60 + i as u64)).collect();
+    let rv: Vec<_> = rgba.iter().map(|i| i.view()).collect();
+    let gv: Vec<_> = gray.iter().map(|i| i.view()).collect();
+    let lv: Vec<_> = la.iter().map(|i| i.view()).collect();
+    let g = s.gpu();
+    for (got, want) in g.grayscale_batch(&rv, GrayWeights::Bt601).unwrap().iter().zip(&rv) {
+        assert_same(got, &cpu::grayscale(want, GrayWeights::Bt601).unwrap(), "gray batch");
+    }
+    for (got, want) in g.black_and_white_batch(&rv, GrayWeights::Bt709).unwrap().iter().zip(&rv) {
+        assert_same(got, &cpu::black_and_white(want, GrayWeights::Bt709).unwrap(), "bw batch");
+    }
+    for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+        for (got, want) in g.equalize_color_batch(&rv, mode).unwrap().iter().zip(&rv) {
+            assert_same(got, &cpu::equalize_color(want, mode).unwrap(), "color equalize batch");
+        }
+    }
+    for (got, want) in g.equalize_batch(&gv).unwrap().iter().zip(&gv) {
+        assert_same(got, &cpu::equalize(want).unwrap(), "gray equalize batch");
+    }
+    for (got, want) in g.equalize_batch(&lv).unwrap().iter().zip(&lv) {
+        assert_same(got, &cpu::equalize(want).unwrap(), "gray + alpha equalize batch");
+    }
+    for (got, want) in g.histogram_batch(&rv).unwrap().iter().zip(&rv) {
+        assert_eq!(*got, cpu::histogram(want).unwrap());
+    }
+    for (got, want) in g.apply_lut_batch(&lv, &Lut::invert()).unwrap().iter().zip(&lv) {
+        assert_same(got, &cpu::apply_lut(want, &Lut::invert()).unwrap(), "LUT batch");
+    }
+    // In place, and through the pipeline (several streams at once).
+    let mut dev = s.upload(&gv[3]).unwrap();
+    s.equalize_in_place(&mut dev).unwrap();
+    assert_same(&s.download(&dev).unwrap(), &cpu::equalize(&gv[3]).unwrap(), "in place");
+    let mut n = 0;
+    cuimg::Pipeline::new(g)
+        .depth(3)
+        .run(
+            rgba.clone(),
+            |s, a, b| s.grayscale(a, b, GrayWeights::Bt601),
+            |i, r| {
+                assert_same(&r.unwrap(), &cpu::grayscale(&rv[i], GrayWeights::Bt601).unwrap(), "pipeline");
+                n += 1;
+            },
+        )
+        .unwrap();
+    assert_eq!(n, sizes.len());
+}

@@ -5,8 +5,9 @@
 #   ./run.sh examples   every example, on the embedded photo and on a shared one
 #   ./run.sh sanitize   the sanitize tests under compute-sanitizer: memcheck, racecheck,
 #                       synccheck, initcheck; exits non-zero on any finding
-#   ./run.sh bench [args]  the benchmark (writes to $OUT/bench or ./bench-out)
-#   ./run.sh all        test, examples, sanitize, then bench
+#   ./run.sh bench [args]  the kernel benchmark (writes to $OUT/bench or ./out/bench)
+#   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
+#   ./run.sh all        test, examples, sanitize, then both benchmarks
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 export CUIMG_IMAGES="$HERE/images" CUIMG_REQUIRE_GPU=1 CUIMG_HUGE=1 RUST_BACKTRACE=1
@@ -66,14 +67,16 @@ case "$mode" in
   test) run_tests ;;
   examples) run_examples ;;
   sanitize) run_sanitize ;;
-  bench) "$HERE"/bench/kernels --out "$OUTDIR/bench" "$@" ;;
+  bench) "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" ;;
+  throughput) "$HERE"/bench/throughput --out "$OUTDIR/throughput" "$@" ;;
   all)
     status=0
     run_tests || status=1
     run_examples > "$OUTDIR/examples.log" 2>&1 || { status=1; echo "examples FAILED"; }
     tail -40 "$OUTDIR/examples.log"
     run_sanitize || status=1
-    "$HERE"/bench/kernels --out "$OUTDIR/bench" "$@" || status=1
+    "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
+    "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|bench|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|bench|throughput|all]"; exit 2 ;;
 esac

@@ -3,7 +3,7 @@
 //! The host turns every weight set into these five integers (and puts them in byte order for
 //! BGR layouts), so the kernels never know the channel order.
 
-use crate::{DevPtr, DevPtrMut};
+use crate::{BatchImage, DevPtr, DevPtrMut};
 
 /// Fixed-point luma weights: the one formula the kernels and the CPU reference evaluate.
 #[repr(C)]
@@ -58,6 +58,32 @@ pub struct GrayPlanes {
     pub weights: Weights,
 }
 
+/// A batch to gray: image `blockIdx.z` of `images` through the contiguous kernel of the
+/// launch's channel count (sources `3 * n` or `4 * n` bytes, destinations `n`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GrayBatch {
+    pub src: DevPtr<BatchImage>,
+    pub dst: DevPtr<BatchImage>,
+    pub weights: Weights,
+}
+
+/// A batch to "black and white" (luma into red, green and blue; alpha copied): destinations
+/// have the sources' format.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BlackWhiteBatch {
+    pub src: DevPtr<BatchImage>,
+    pub dst: DevPtr<BatchImage>,
+    /// Bytes per pixel, 3 or 4.
+    pub channels: u64,
+    /// Byte offsets of red, green and blue.
+    pub rgb: [u64; 3],
+    /// Byte offset of alpha, or `u64::MAX` for none.
+    pub alpha: u64,
+    pub weights: Weights,
+}
+
 kernels! {
     /// RGB8/BGR8 to gray, contiguous; 1-D launch.
     GrayC3Flat = gray_c3_flat(GrayFlat);
@@ -65,4 +91,10 @@ kernels! {
     GrayC4Flat = gray_c4_flat(GrayFlat);
     /// Any layout; 2-D launch.
     GrayPlanesKernel = gray_planes(GrayPlanes);
+    /// A batch of RGB8/BGR8 to gray; 1-D per image, `gridDim.z` images.
+    GrayC3Batch = gray_c3_batch(GrayBatch);
+    /// A batch of RGBA8/BGRA8 to gray.
+    GrayC4Batch = gray_c4_batch(GrayBatch);
+    /// A batch to black and white; 2-D per image, `gridDim.z` images.
+    BlackWhiteBatchKernel = black_and_white_batch(BlackWhiteBatch);
 }

@@ -1,7 +1,7 @@
 //! 256-bin histograms with per-warp privatized shared-memory bins.
 
 use crate::grayscale::Weights;
-use crate::{DevPtr, DevPtrMut, WARPS};
+use crate::{BatchImage, DevPtr, DevPtrMut, WARPS};
 
 /// Shared memory of every histogram kernel: one private copy of the bins per warp.
 pub const fn shared_bytes(channels: u32) -> u32 {
@@ -50,6 +50,25 @@ pub struct HistogramLuma {
     pub hist: DevPtrMut<u32>,
 }
 
+/// A batch: image `blockIdx.z` counts into `hist + z * 256 * channels` (added to).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HistogramBatch {
+    pub src: DevPtr<BatchImage>,
+    pub hist: DevPtrMut<u32>,
+}
+
+/// A batch of color images: the luma histogram of image `blockIdx.z` into `hist + z * 256`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HistogramLumaBatch {
+    pub src: DevPtr<BatchImage>,
+    pub channels: u64,
+    pub rgb: [u64; 3],
+    pub weights: Weights,
+    pub hist: DevPtrMut<u32>,
+}
+
 kernels! {
     /// Gray, contiguous: uniform 16-byte vectors as runs, else one shared atomic per byte.
     HistogramC1Flat = histogram_c1_flat(HistogramFlat);
@@ -65,4 +84,11 @@ kernels! {
     HistogramPitchedKernel = histogram_pitched(HistogramPitched);
     /// Luma of color pixels; 2-D launch, shared memory for one channel.
     HistogramLumaKernel = histogram_luma_pitched(HistogramLuma);
+    /// Batches of 1 to 4 channels; 1-D per image, `gridDim.z` images.
+    HistogramC1Batch = histogram_c1_batch(HistogramBatch);
+    HistogramC2Batch = histogram_c2_batch(HistogramBatch);
+    HistogramC3Batch = histogram_c3_batch(HistogramBatch);
+    HistogramC4Batch = histogram_c4_batch(HistogramBatch);
+    /// Luma histograms of a color batch; 2-D per image, `gridDim.z` images.
+    HistogramLumaBatchKernel = histogram_luma_batch(HistogramLumaBatch);
 }

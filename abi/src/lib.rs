@@ -91,6 +91,29 @@ impl<T> DevPtrMut<T> {
     }
 }
 
+/// One image of a batch, as the batch kernels read it from the batch's device table: where
+/// its pixels start (16-byte aligned, rows packed: `pitch = width * channels`) and its size.
+/// Image `i` of a launch is `blockIdx.z`; a kernel that reads one batch and writes another
+/// takes both tables, whose images have the same sizes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchImage {
+    /// The device address of the first pixel.
+    pub data: u64,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl BatchImage {
+    /// Pixels of the image.
+    pub const fn pixels(&self) -> u64 {
+        self.width as u64 * self.height as u64
+    }
+}
+
+/// Most images one batch launch takes (`gridDim.z`); the host splits larger batches.
+pub const MAX_BATCH_LAUNCH: u32 = 65535;
+
 /// A kernel of the PTX module: its entry name and its one parameter struct.
 pub trait Kernel {
     const NAME: &'static str;

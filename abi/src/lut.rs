@@ -1,6 +1,6 @@
 //! 256-entry u8 lookup tables, one per channel.
 
-use crate::{DevPtr, DevPtrMut};
+use crate::{BatchImage, DevPtr, DevPtrMut};
 
 /// Shared bytes per channel of the kernels' replicated tables: each table is copied once per
 /// lane (`byte(c, v, lane) = c * 8192 + ((v >> 2) * 32 + lane) * 4 + (v & 3)`), so a warp's
@@ -41,6 +41,17 @@ pub struct LutPitched {
     pub channels: u32,
 }
 
+/// A batch: image `blockIdx.z` through the tables at `lut + z * lut_stride` (`lut_stride`
+/// 0: one set of tables for every image).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LutBatch {
+    pub src: DevPtr<BatchImage>,
+    pub dst: DevPtr<BatchImage>,
+    pub lut: DevPtr<u8>,
+    pub lut_stride: u64,
+}
+
 kernels! {
     /// Gray, contiguous.
     LutC1Flat = lut_c1_flat(LutFlat);
@@ -52,4 +63,9 @@ kernels! {
     LutC4Flat = lut_c4_flat(LutFlat);
     /// Any pitch or region; 2-D launch.
     LutPitchedKernel = lut_pitched(LutPitched);
+    /// Batches of 1 to 4 channels; 1-D per image, `gridDim.z` images.
+    LutC1Batch = lut_c1_batch(LutBatch);
+    LutC2Batch = lut_c2_batch(LutBatch);
+    LutC3Batch = lut_c3_batch(LutBatch);
+    LutC4Batch = lut_c4_batch(LutBatch);
 }

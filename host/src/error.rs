@@ -42,6 +42,10 @@ pub enum Error {
     #[error("empty image ({width}x{height}): the operation needs at least one pixel")]
     EmptyImage { width: u32, height: u32 },
 
+    /// A batch with no images.
+    #[error("empty batch: a batch needs at least one image")]
+    EmptyBatch,
+
     /// A byte buffer is too short for the image it should hold.
     #[error("buffer of {actual} bytes is too small for {what}: it needs {needed} bytes")]
     BufferTooSmall { what: String, needed: usize, actual: usize },

@@ -39,6 +39,7 @@ mod error;
 mod image;
 pub mod io;
 pub mod ops;
+pub mod pipeline;
 mod pixel;
 pub mod runtime;
 mod validate;
@@ -48,10 +49,11 @@ pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
 pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::gather::GatherCheck;
 pub use crate::ops::grayscale::GrayWeights;
-pub use crate::ops::histogram::{DeviceHistogram, Histogram};
+pub use crate::ops::histogram::{DeviceHistogram, DeviceHistograms, Histogram};
 pub use crate::ops::lut::{DeviceLuts, Lut};
+pub use crate::pipeline::{GpuPool, Pipeline};
 pub use crate::pixel::{Bgr8, Bgra8, Color, Gray, Gray8, La8, Pixel, Rgb8, Rgba8};
 pub use crate::runtime::{
-    AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, Gpu, Mark, PinnedImage,
-    Stream, driver_available,
+    AsDeviceView, AsDeviceViewMut, Code, DeviceBatch, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, Gpu, Mark,
+    PinnedImage, Registered, Startup, Stream, driver_available,
 };

@@ -1,10 +1,22 @@
 //! Pieces several kernels share, in one place: the replicated lookup tables (applied by the
-//! LUT kernels and by color equalization). The luma formula is shared with the host's CPU
+//! LUT kernels and by color equalization) and the image of a batch launch. The luma formula is shared with the host's CPU
 //! reference and lives in `cuimg_abi::grayscale::Weights`.
 
 use crate::device::shared;
-use crate::device::thread::{block_stride, lane_id, sync_threads};
+use crate::device::thread::{block_idx_z, block_stride, lane_id, sync_threads};
 use cuimg_abi::lut::TABLE_BYTES;
+use cuimg_abi::{BatchImage, DevPtr};
+
+/// This block's image of a batch launch: `table[blockIdx.z]`, as `(pixels, width, height)`.
+///
+/// # Safety
+/// `table` holds `gridDim.z` entries.
+#[inline(always)]
+pub unsafe fn batch_image(table: DevPtr<BatchImage>) -> (*mut u8, u64, u64) {
+    // SAFETY: blockIdx.z < gridDim.z, the table's length.
+    let img = unsafe { *table.ptr().add(block_idx_z() as usize) };
+    (img.data as usize as *mut u8, img.width as u64, img.height as u64)
+}
 
 /// Copies `channels` tables from global memory into the replicated shared layout
 /// (`cuimg_abi::lut::TABLE_BYTES`): every lane reads its own bank whatever value it looks up.

@@ -3,13 +3,14 @@
 //! itself comes from `histogram.rs` and the per-channel apply from `lut.rs`, all on one
 //! stream, so nothing returns to the host between the steps.
 
-use crate::common::{load_tables, lookup};
+use crate::common::{batch_image, load_tables, lookup};
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x};
-use cuimg_abi::equalize::{EqualizeLuma, EqualizeLut};
+use cuimg_abi::equalize::{EqualizeLuma, EqualizeLumaBatch, EqualizeLut};
 
-/// One block of 256 threads per channel (`blockIdx.x` = channel): `lut[c*256 + v]` from
+/// One block of 256 threads per table (`blockIdx.x`; tables in groups of `channels`, one
+/// group per image; channels at or past `colors` get the identity): `lut[c*256 + v]` from
 /// `hist[c*256 + v]`, exactly as OpenCV's `equalizeHist`:
 ///
 /// ```text
@@ -25,6 +26,13 @@ use cuimg_abi::equalize::{EqualizeLuma, EqualizeLut};
 pub unsafe extern "ptx-kernel" fn equalize_lut(p: EqualizeLut) {
     let (hist, lut) = (p.hist.ptr(), p.lut.ptr());
     let c = block_idx_x() as usize;
+    if block_idx_x() % p.channels >= p.colors {
+        // Alpha is not a color: its table is the identity. (Block-uniform: no barrier is
+        // skipped by only some threads.)
+        // SAFETY: c * 256 + t < 256 * gridDim.x.
+        unsafe { *lut.add(c * 256 + thread_idx_x() as usize) = thread_idx_x() as u8 };
+        return;
+    }
     let t = thread_idx_x() as usize;
     let cdf = shared::dynamic::<u32>();
     // SAFETY: the shared allocation holds 257 u32: 256 for the scan, one for the first bin.
@@ -89,6 +97,17 @@ abi!(cuimg_abi::equalize::EqualizeLutKernel, equalize_lut);
 /// `lut::shared_bytes(1)` bytes of shared memory.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn equalize_luma_pitched(p: EqualizeLuma) {
+    // SAFETY: forwarded contract.
+    unsafe { luma_apply(p) }
+}
+abi!(cuimg_abi::equalize::EqualizeLumaKernel, equalize_luma_pitched);
+
+/// The body of [`equalize_luma_pitched`], for the batch kernel too.
+///
+/// # Safety
+/// As for [`equalize_luma_pitched`]; 2-D over x and y (any `gridDim.z`).
+#[inline(always)]
+unsafe fn luma_apply(p: EqualizeLuma) {
     let EqualizeLuma { src, s_pitch, dst, d_pitch, width, height, channels, rgb: [ri, gi, bi], weights: w, lut } = p;
     let (src, dst) = (src.ptr(), dst.ptr());
     // SAFETY: the launch contract.
@@ -115,4 +134,32 @@ pub unsafe extern "ptx-kernel" fn equalize_luma_pitched(p: EqualizeLuma) {
         }
     }
 }
-abi!(cuimg_abi::equalize::EqualizeLumaKernel, equalize_luma_pitched);
+
+/// Color batches equalized on luma: image `blockIdx.z` through the table at `lut + z * 256`.
+///
+/// # Safety
+/// `src` and `dst` hold `gridDim.z` entries of equal sizes, `channels * width * height` bytes at both
+/// ends; `rgb` are offsets below `channels`; `lut` holds `gridDim.z * 256` bytes; 2-D over x
+/// and y with `lut::shared_bytes(1)` bytes of shared memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn equalize_luma_batch(p: EqualizeLumaBatch) {
+    // SAFETY: the launch contract.
+    let ((src, width, height), (dst, ..)) = unsafe { (batch_image(p.src), batch_image(p.dst)) };
+    let pitch = width * p.channels;
+    let z = crate::device::thread::block_idx_z() as u64;
+    let one = EqualizeLuma {
+        src: cuimg_abi::DevPtr::new(src as u64),
+        s_pitch: pitch,
+        dst: cuimg_abi::DevPtrMut::new(dst as u64),
+        d_pitch: pitch,
+        width,
+        height,
+        channels: p.channels,
+        rgb: p.rgb,
+        weights: p.weights,
+        lut: p.lut.offset(z * 256),
+    };
+    // SAFETY: image z's pixels and table, as `luma_apply` requires.
+    unsafe { luma_apply(one) }
+}
+abi!(cuimg_abi::equalize::EqualizeLumaBatchKernel, equalize_luma_batch);

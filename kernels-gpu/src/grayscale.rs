@@ -2,9 +2,11 @@
 //! with the host's CPU reference). The host puts the weights in byte order for BGR layouts,
 //! so the kernels never know the channel order.
 
+use crate::common::batch_image;
 use crate::device::thread::{grid_stride_1d, grid_stride_x, grid_stride_y, index_1d};
 use crate::device::vector::{self, V16};
-use cuimg_abi::grayscale::{GrayFlat, GrayPlanes, Weights};
+use cuimg_abi::grayscale::{BlackWhiteBatch, GrayBatch, GrayFlat, GrayPlanes, Weights};
+use cuimg_abi::{DevPtr, DevPtrMut};
 
 /// Contiguous interleaved pixels of `C` bytes (channel 0 weighted by `r`, 1 by `g`, 2 by `b`)
 /// to one byte each. Each thread converts 16 pixels per step: `C` 16-byte loads, one 16-byte
@@ -74,6 +76,17 @@ abi!(cuimg_abi::grayscale::GrayC4Flat, gray_c4_flat);
 /// Every address formed as above for `x < width`, `y < height` is valid; 2-D launch.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gray_planes(p: GrayPlanes) {
+    // SAFETY: forwarded contract.
+    unsafe { planes(p) }
+}
+abi!(cuimg_abi::grayscale::GrayPlanesKernel, gray_planes);
+
+/// The body of [`gray_planes`], for the batch kernel too.
+///
+/// # Safety
+/// As for [`gray_planes`]; 2-D over x and y (any `gridDim.z`).
+#[inline(always)]
+unsafe fn planes(p: GrayPlanes) {
     let GrayPlanes { src, s_alpha, s_pitch, s_step, dst, d_alpha, d_pitch, d_step, width, height, weights: w } = p;
     let [s_r, s_g, s_b] = src.map(|p| p.ptr());
     let [d0, d1, d2] = dst.map(|p| p.ptr());
@@ -97,4 +110,65 @@ pub unsafe extern "ptx-kernel" fn gray_planes(p: GrayPlanes) {
         }
     }
 }
-abi!(cuimg_abi::grayscale::GrayPlanesKernel, gray_planes);
+
+/// A batch to gray: image `blockIdx.z` through [`gray_flat`] with 3 channels.
+///
+/// # Safety
+/// `src` and `dst` hold `gridDim.z` entries of equal sizes, with `3 * width * height` source
+/// and `width * height` destination bytes, both 16-byte aligned; 1-D over x.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gray_c3_batch(p: GrayBatch) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        let ((src, width, height), (dst, ..)) = (batch_image(p.src), batch_image(p.dst));
+        gray_flat::<3>(src, dst, width * height, p.weights)
+    }
+}
+abi!(cuimg_abi::grayscale::GrayC3Batch, gray_c3_batch);
+
+/// A batch to gray with 4 channels. See [`gray_c3_batch`].
+///
+/// # Safety
+/// As for [`gray_c3_batch`] with `4 * width * height` source bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gray_c4_batch(p: GrayBatch) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        let ((src, width, height), (dst, ..)) = (batch_image(p.src), batch_image(p.dst));
+        gray_flat::<4>(src, dst, width * height, p.weights)
+    }
+}
+abi!(cuimg_abi::grayscale::GrayC4Batch, gray_c4_batch);
+
+/// A batch to "black and white": image `blockIdx.z` through the general kernel's body, luma
+/// into red, green and blue of a destination of the source's format, alpha copied.
+///
+/// # Safety
+/// `src` and `dst` hold `gridDim.z` entries of equal sizes with `channels * width * height`
+/// bytes each; `rgb` and `alpha` (or `u64::MAX`) are offsets below `channels`; 2-D over x, y.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn black_and_white_batch(p: BlackWhiteBatch) {
+    let BlackWhiteBatch { src, dst, channels, rgb, alpha, weights } = p;
+    // SAFETY: the launch contract.
+    let ((s, width, height), (d, ..)) = unsafe { (batch_image(src), batch_image(dst)) };
+    let (s, d) = (DevPtr::<u8>::new(s as u64), DevPtrMut::<u8>::new(d as u64));
+    let pitch = width * channels;
+    let (s_alpha, d_alpha) =
+        if alpha == u64::MAX { (DevPtr::NULL, DevPtrMut::NULL) } else { (s.offset(alpha), d.offset(alpha)) };
+    let planes_of = GrayPlanes {
+        src: rgb.map(|c| s.offset(c)),
+        s_alpha,
+        s_pitch: pitch,
+        s_step: channels,
+        dst: rgb.map(|c| d.offset(c)),
+        d_alpha,
+        d_pitch: pitch,
+        d_step: channels,
+        width,
+        height,
+        weights,
+    };
+    // SAFETY: every address lies in image z's buffers, as `planes` requires.
+    unsafe { planes(planes_of) }
+}
+abi!(cuimg_abi::grayscale::BlackWhiteBatchKernel, black_and_white_batch);

@@ -8,13 +8,14 @@
 //!
 //! Shared memory needed: `cuimg_abi::histogram::shared_bytes(channels)`.
 
+use crate::common::batch_image;
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{
     block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
 };
 use crate::device::vector;
-use cuimg_abi::histogram::{HistogramFlat, HistogramLuma, HistogramPitched};
+use cuimg_abi::histogram::{HistogramBatch, HistogramFlat, HistogramLuma, HistogramLumaBatch, HistogramPitched};
 
 /// A run of equal values for one channel, flushed to the warp's bins when the value changes.
 #[derive(Clone, Copy)]
@@ -176,7 +177,17 @@ unsafe fn count_vector(bins: *mut u32, run: &mut Run, x: u128) {
 /// `warps_per_block * 256 * 4` bytes of shared memory.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn histogram_c1_flat(p: HistogramFlat) {
-    let (src, n, hist) = (p.src.ptr(), p.n, p.hist.ptr());
+    // SAFETY: forwarded contract.
+    unsafe { histogram_gray(p.src.ptr(), p.n, p.hist.ptr()) }
+}
+abi!(cuimg_abi::histogram::HistogramC1Flat, histogram_c1_flat);
+
+/// The body of [`histogram_c1_flat`], for the batch kernel too.
+///
+/// # Safety
+/// As for [`histogram_c1_flat`]; 1-D over x (any `gridDim.z`).
+#[inline(always)]
+unsafe fn histogram_gray(src: *const u8, n: u64, hist: *mut u32) {
     // SAFETY: the launch contract.
     let sh = unsafe { zero_bins(1) };
     let bins = warp_bins(sh, 1, 0);
@@ -211,8 +222,6 @@ pub unsafe extern "ptx-kernel" fn histogram_c1_flat(p: HistogramFlat) {
     // SAFETY: the launch contract.
     unsafe { merge_bins(sh, 1, hist) };
 }
-
-abi!(cuimg_abi::histogram::HistogramC1Flat, histogram_c1_flat);
 
 /// Gray8, contiguous, through the generic run-tracking kernel: the previous gray kernel,
 /// kept so the benchmark can compare the two on the same GPU.
@@ -295,6 +304,17 @@ abi!(cuimg_abi::histogram::HistogramPitchedKernel, histogram_pitched);
 /// 2-D launch with the shared memory of the module note for one channel.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn histogram_luma_pitched(p: HistogramLuma) {
+    // SAFETY: forwarded contract.
+    unsafe { luma_histogram(p) }
+}
+abi!(cuimg_abi::histogram::HistogramLumaKernel, histogram_luma_pitched);
+
+/// The body of [`histogram_luma_pitched`], for the batch kernel too.
+///
+/// # Safety
+/// As for [`histogram_luma_pitched`]; 2-D over x and y (any `gridDim.z`).
+#[inline(always)]
+unsafe fn luma_histogram(p: HistogramLuma) {
     let HistogramLuma { src, pitch, width, height, channels, rgb: [ri, gi, bi], weights: w, hist } = p;
     let (src, hist) = (src.ptr(), hist.ptr());
     // SAFETY: the launch contract.
@@ -318,4 +338,85 @@ pub unsafe extern "ptx-kernel" fn histogram_luma_pitched(p: HistogramLuma) {
     // SAFETY: the launch contract.
     unsafe { merge_bins(sh, 1, hist) };
 }
-abi!(cuimg_abi::histogram::HistogramLumaKernel, histogram_luma_pitched);
+
+/// The bins of image `blockIdx.z` of a batch: `hist + z * 256 * channels`.
+#[inline(always)]
+fn batch_bins(hist: cuimg_abi::DevPtrMut<u32>, channels: u64) -> *mut u32 {
+    hist.ptr().wrapping_add((crate::device::thread::block_idx_z() as u64 * 256 * channels) as usize)
+}
+
+macro_rules! histogram_batch {
+    ($name:ident, $marker:ident, $c:literal, $body:ident) => {
+        /// Histograms of a batch, one per image: image `blockIdx.z` into its own bins.
+        ///
+        /// # Safety
+        /// `src` holds `gridDim.z` entries with `channels * width * height` source
+        /// bytes, 16-byte aligned; `hist` holds `gridDim.z * 256 * channels` u32; 1-D over x
+        /// with `histogram::shared_bytes(channels)` bytes of shared memory.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: HistogramBatch) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                let (src, width, height) = batch_image(p.src);
+                $body(src, width * height, batch_bins(p.hist, $c))
+            }
+        }
+        abi!(cuimg_abi::histogram::$marker, $name);
+    };
+}
+
+histogram_batch!(histogram_c1_batch, HistogramC1Batch, 1, histogram_gray);
+histogram_batch!(histogram_c2_batch, HistogramC2Batch, 2, histogram_flat_2);
+histogram_batch!(histogram_c3_batch, HistogramC3Batch, 3, histogram_flat_3);
+histogram_batch!(histogram_c4_batch, HistogramC4Batch, 4, histogram_flat_4);
+
+/// [`histogram_flat`] by channel count, as plain functions for [`histogram_batch!`].
+///
+/// # Safety
+/// As for [`histogram_flat`].
+#[inline(always)]
+unsafe fn histogram_flat_2(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<2>(src, n, hist) }
+}
+
+/// # Safety
+/// As for [`histogram_flat`].
+#[inline(always)]
+unsafe fn histogram_flat_3(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<3>(src, n, hist) }
+}
+
+/// # Safety
+/// As for [`histogram_flat`].
+#[inline(always)]
+unsafe fn histogram_flat_4(src: *const u8, n: u64, hist: *mut u32) {
+    // SAFETY: forwarded contract.
+    unsafe { histogram_flat::<4>(src, n, hist) }
+}
+
+/// Luma histograms of a color batch: image `blockIdx.z` into `hist + z * 256`.
+///
+/// # Safety
+/// `src` holds `gridDim.z` entries with `channels * width * height` source bytes;
+/// `rgb` are offsets below `channels`; `hist` holds `gridDim.z * 256` u32; 2-D over x and y
+/// with `histogram::shared_bytes(1)` bytes of shared memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_luma_batch(p: HistogramLumaBatch) {
+    // SAFETY: the launch contract.
+    let (src, width, height) = unsafe { batch_image(p.src) };
+    let one = HistogramLuma {
+        src: cuimg_abi::DevPtr::new(src as u64),
+        pitch: width * p.channels,
+        width,
+        height,
+        channels: p.channels,
+        rgb: p.rgb,
+        weights: p.weights,
+        hist: cuimg_abi::DevPtrMut::new(batch_bins(p.hist, 1) as u64),
+    };
+    // SAFETY: image z's pixels and bins, as `luma_histogram` requires.
+    unsafe { luma_histogram(one) }
+}
+abi!(cuimg_abi::histogram::HistogramLumaBatchKernel, histogram_luma_batch);

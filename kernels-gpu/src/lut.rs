@@ -1,10 +1,11 @@
 //! Applying 256-entry u8 lookup tables, one per channel, from shared memory in the
 //! conflict-free replicated layout of `common::load_tables` (8 KiB per channel).
 
+use crate::common::batch_image;
 use crate::common::{load_tables, lookup};
 use crate::device::thread::{grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d};
 use crate::device::vector::{self, V16};
-use cuimg_abi::lut::{LutFlat, LutPitched};
+use cuimg_abi::lut::{LutBatch, LutFlat, LutPitched};
 
 /// Contiguous pixels of `C` channels, 16 pixels (`C` vectors) per step.
 ///
@@ -159,3 +160,30 @@ pub unsafe extern "ptx-kernel" fn lut_pitched(p: LutPitched) {
     }
 }
 abi!(cuimg_abi::lut::LutPitchedKernel, lut_pitched);
+
+macro_rules! lut_batch {
+    ($name:ident, $marker:ident, $c:literal) => {
+        /// Tables on a batch: image `blockIdx.z` through the tables at
+        /// `lut + z * lut_stride`. See [`lut_flat`].
+        ///
+        /// # Safety
+        /// `src` and `dst` hold `gridDim.z` entries of equal sizes, `channels * width * height` bytes at
+        /// both ends, 16-byte aligned; every image's tables (`256 * channels` bytes) are
+        /// readable; 1-D over x with `lut::shared_bytes(channels)` bytes of shared memory.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(p: LutBatch) {
+            let z = crate::device::thread::block_idx_z() as u64;
+            // SAFETY: forwarded contract.
+            unsafe {
+                let ((src, width, height), (dst, ..)) = (batch_image(p.src), batch_image(p.dst));
+                lut_flat::<$c>(src, dst, width * height, p.lut.offset(z * p.lut_stride).ptr())
+            }
+        }
+        abi!(cuimg_abi::lut::$marker, $name);
+    };
+}
+
+lut_batch!(lut_c1_batch, LutC1Batch, 1);
+lut_batch!(lut_c2_batch, LutC2Batch, 2);
+lut_batch!(lut_c3_batch, LutC3Batch, 3);
+lut_batch!(lut_c4_batch, LutC4Batch, 4);

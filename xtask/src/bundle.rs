@@ -97,7 +97,21 @@ pub fn run() -> Result {
         size as f64 / (1 << 20) as f64,
         dir.display()
     );
-    eprintln!("run it on a GPU machine: gpu-bundle/run.sh [test|examples|sanitize|bench|all]");
+    // The binaries embed the kernels and are several MB each; compressed, the bundle fits a
+    // device machine's transfer limit (64 MiB) many times over.
+    let archive = root().join("gpu-bundle.tar.xz");
+    run::step(
+        "compress gpu-bundle.tar.xz",
+        Command::new("tar").current_dir(root()).env("XZ_OPT", "-6 -T0").args(["-cJf"]).arg(&archive).arg("gpu-bundle"),
+    )?;
+    eprintln!(
+        "{}: {:.1} MiB",
+        archive.display(),
+        std::fs::metadata(&archive).map_or(0, |m| m.len()) as f64 / (1 << 20) as f64
+    );
+    eprintln!(
+        "run it on a GPU machine: tar xJf gpu-bundle.tar.xz && gpu-bundle/run.sh [test|examples|sanitize|bench|throughput|all]"
+    );
     Ok(())
 }
 

@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Some("ptx") => ptx::write_committed(),
         Some("verify") => verify::run(args.iter().any(|a| a == "--skip-tests")),
         Some("gpu-bundle") => bundle::run(),
-        Some("ptxas") => ptxas::assemble_all(&ptx::committed_path()).map(|_| ()),
+        Some("ptxas") => ptxas::assemble_all(&ptx::committed_path(), &root().join("target/cubins")).map(|_| ()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <ptx | verify [--skip-tests] | gpu-bundle | ptxas>\n\

@@ -64,6 +64,46 @@ pub fn write_committed() -> Result {
     let path = committed_path();
     write(&path, &ptx)?;
     eprintln!("wrote {} ({} kernels, {} bytes)", path.display(), kernels(&ptx).len(), ptx.len());
+    let dir = path.parent().expect("the PTX has a folder");
+    for old in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+        if old.path().to_string_lossy().contains(".cubin") {
+            std::fs::remove_file(old.path()).map_err(|e| format!("removing {}: {e}", old.path().display()))?;
+        }
+    }
+    let fresh = root().join("target/cubins-fresh");
+    let _ = std::fs::remove_dir_all(&fresh);
+    let archs = crate::ptxas::assemble_all(&path, &fresh)?;
+    for a in &archs {
+        let cubin = std::fs::read(fresh.join(format!("sm_{a}.cubin"))).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join(format!("sm_{a}.cubin.deflate")), crate::ptxas::deflate(&cubin))
+            .map_err(|e| format!("writing the sm_{a} cubin: {e}"))?;
+    }
+    write(&dir.join("cubins.rs"), &crate::ptxas::cubin_table(&archs))?;
+    eprintln!("wrote {} cubins and cubins.rs in {}", archs.len(), dir.display());
+    Ok(())
+}
+
+/// Fails unless the committed cubins and their table are what ptxas makes of the committed
+/// PTX now.
+pub fn check_cubins() -> Result {
+    let path = committed_path();
+    let dir = path.parent().expect("the PTX has a folder");
+    let fresh = root().join("target/cubins-fresh");
+    let _ = std::fs::remove_dir_all(&fresh);
+    let archs = crate::ptxas::assemble_all(&path, &fresh)?;
+    let stale = |what: String| Err(format!("stale SASS: {what}; run `cargo xtask ptx` and commit the result"));
+    let table = std::fs::read_to_string(dir.join("cubins.rs")).unwrap_or_default();
+    if table != crate::ptxas::cubin_table(&archs) {
+        return stale(format!("{} does not list exactly {archs:?}", dir.join("cubins.rs").display()));
+    }
+    for a in &archs {
+        let committed = dir.join(format!("sm_{a}.cubin.deflate"));
+        let now = std::fs::read(fresh.join(format!("sm_{a}.cubin"))).map_err(|e| e.to_string())?;
+        if std::fs::read(&committed).ok() != Some(crate::ptxas::deflate(&now)) {
+            return stale(format!("{} differs from ptxas's output", committed.display()));
+        }
+    }
+    eprintln!("    SASS is fresh: {} cubins", archs.len());
     Ok(())
 }
 

@@ -71,13 +71,18 @@ pub fn gpu() -> Option<Gpu> {
     let t = Instant::now();
     match Gpu::new() {
         Ok(gpu) => {
+            let s = gpu.startup();
             println!(
-                "GPU: {} (sm_{}{}, {} SMs), opened and PTX JIT-compiled in {:.1} ms",
+                "GPU: {} (sm_{}{}, {} SMs), ready in {:.1} ms (open {:.1}, kernels {:.1} as {}, warm-up {:.1})",
                 gpu.name(),
                 gpu.compute_capability().0,
                 gpu.compute_capability().1,
                 gpu.multiprocessors(),
-                t.elapsed().as_secs_f64() * 1e3
+                t.elapsed().as_secs_f64() * 1e3,
+                s.open.as_secs_f64() * 1e3,
+                s.load.as_secs_f64() * 1e3,
+                s.code,
+                s.warm_up.as_secs_f64() * 1e3,
             );
             Some(gpu)
         }

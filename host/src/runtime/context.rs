@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdevice_attribute;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::{self, CUdevice_attribute};
 use cudarc::driver::{CudaContext, CudaStream};
 use cudarc::nvrtc::Ptx;
 
-use super::module::{Kernels, PTX};
+use super::module::{CUBINS, Kernels, PTX};
 use crate::error::{Error, Result};
 
 /// An open GPU: its context, the loaded kernels and a stream for the blocking calls.
@@ -37,6 +39,79 @@ pub(crate) struct Inner {
     pub name: String,
     pub compute_capability: (i32, i32),
     pub multiprocessors: u32,
+    pub startup: Startup,
+}
+
+/// The code the kernels run on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    /// Machine code for `sm_<N>` (compute capability `N / 10`.`N % 10`), loaded as is.
+    Sass(u32),
+    /// The PTX, JIT-compiled by the driver when the GPU was opened (a GPU newer than the
+    /// committed cubins, or a driver that rejects them).
+    Ptx,
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Code::Sass(sm) => write!(f, "sm_{sm} SASS"),
+            Code::Ptx => f.write_str("PTX, JIT-compiled"),
+        }
+    }
+}
+
+/// What opening a GPU took: see [`Gpu::startup`].
+#[derive(Clone, Copy, Debug)]
+pub struct Startup {
+    /// Loading the driver, finding the device, making the context.
+    pub open: Duration,
+    /// Loading the kernels (SASS, or JIT-compiling the PTX).
+    pub load: Duration,
+    /// The stream of blocking calls, and the first allocation and copy (so the first real
+    /// upload does not pay for the memory pool and the driver's staging).
+    pub warm_up: Duration,
+    pub code: Code,
+}
+
+impl Startup {
+    pub fn total(&self) -> Duration {
+        self.open + self.load + self.warm_up
+    }
+}
+
+/// The committed cubin that runs on compute capability `(major, minor)`: its own, else the
+/// newest of the same major version not newer than it (SASS runs on later minor versions).
+fn cubin_for((major, minor): (i32, i32)) -> Option<(u32, &'static [u8])> {
+    let (major, minor) = (major as u32, minor as u32);
+    CUBINS.iter().filter(|(sm, _)| sm / 10 == major && sm % 10 <= minor).max_by_key(|(sm, _)| *sm).copied()
+}
+
+/// Pays at open what the first upload would: the stream-ordered memory pool (kept from then
+/// on: freed memory stays in the pool instead of going back to the driver, so steady-state
+/// allocations of a pipeline cost no system calls) and the driver's staging of pageable
+/// copies.
+fn warm_up(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<()> {
+    ctx.bind_to_thread()?;
+    if ctx.has_async_alloc() {
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let mut keep = u64::MAX;
+        // SAFETY: plain driver calls on this context's device with valid out-pointers; the
+        // attribute takes a u64.
+        unsafe {
+            sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut keep as *mut u64 as *mut std::ffi::c_void,
+            )
+            .result()?;
+        }
+    }
+    let mut probe = stream.alloc_zeros::<u8>(4096)?;
+    stream.memcpy_htod(&[0u8; 4096], &mut probe)?;
+    drop(probe);
+    Ok(stream.synchronize()?)
 }
 
 impl std::fmt::Debug for Gpu {
@@ -70,6 +145,7 @@ impl Gpu {
     /// Opens GPU `ordinal`. Without a driver this returns [`Error::NoDriver`] (cudarc would
     /// panic), and without that device [`Error::NoDevice`].
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
+        let start = Instant::now();
         if !driver_available() {
             return Err(Error::NoDriver("libcuda.so (the NVIDIA driver library) was not found".into()));
         }
@@ -82,22 +158,55 @@ impl Gpu {
             .map_err(|e| Error::NoDevice(format!("GPU {ordinal} could not be opened: {e}")))?;
         // SAFETY: cudarc's own tracking keeps one read event per buffer, which lets a write
         // or a free overtake a read on a third stream. Every allocation of this context is
-        // made after this line and wrapped in `tracked::Tracked`/`TrackedHost`, which order
+        // made after this line and wrapped in `tracked::Tracked`/`TrackedHost` (but for the
+        // warm-up probe, used on one stream and synchronized), which order
         // all reads, writes and frees across streams themselves (see `tracked.rs`).
         unsafe { ctx.disable_event_tracking() };
         let name = ctx.name()?;
         let compute_capability = ctx.compute_capability()?;
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let opened = start.elapsed();
         let ptx_error = |source| Error::PtxLoad {
             device: name.clone(),
             major: compute_capability.0,
             minor: compute_capability.1,
             source,
         };
-        let module = ctx.load_module(Ptx::from_src(PTX)).map_err(ptx_error)?;
+        // The device's own machine code when one of the committed cubins runs on it, so
+        // nothing is JIT-compiled (about 210 ms on an H100); the PTX otherwise.
+        // `CUIMG_FORCE_PTX=1` skips the SASS: to test and time the JIT fallback.
+        let force_ptx = std::env::var_os("CUIMG_FORCE_PTX").is_some_and(|v| v == "1");
+        let sass = cubin_for(compute_capability).filter(|_| !force_ptx).and_then(|(sm, deflated)| {
+            let cubin = miniz_oxide::inflate::decompress_to_vec(deflated).ok()?;
+            let module = ctx.load_module(Ptx::from_binary(cubin)).ok()?;
+            Some((module, Code::Sass(sm)))
+        });
+        let (module, code) = match sass {
+            Some(found) => found,
+            None => (ctx.load_module(Ptx::from_src(PTX)).map_err(ptx_error)?, Code::Ptx),
+        };
         let kernels = Kernels::load(&module).map_err(ptx_error)?;
+        let loaded = start.elapsed();
         let stream = ctx.new_stream()?;
-        Ok(Gpu { inner: Arc::new(Inner { ctx, kernels, stream, name, compute_capability, multiprocessors }) })
+        if std::env::var_os("CUIMG_NO_WARMUP").is_none() {
+            warm_up(&ctx, &stream)?;
+        }
+        let startup = Startup { open: opened, load: loaded - opened, warm_up: start.elapsed() - loaded, code };
+        Ok(Gpu { inner: Arc::new(Inner { ctx, kernels, stream, name, compute_capability, multiprocessors, startup }) })
+    }
+
+    /// How the GPU was opened: which code the kernels run (SASS or JIT-compiled PTX), and
+    /// the time of each step.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// let s = gpu.startup();
+    /// println!("{} opened in {:.1} ms ({})", gpu.name(), s.total().as_secs_f64() * 1e3, s.code);
+    /// # Ok(()) }
+    /// ```
+    pub fn startup(&self) -> &Startup {
+        &self.inner.startup
     }
 
     /// The device's name, such as "NVIDIA H100 80GB HBM3".

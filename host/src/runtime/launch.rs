@@ -12,7 +12,7 @@ use cuimg_abi::{BLOCK, Kernel};
 use super::knobs;
 use super::memory::{DeviceView, DeviceViewMut};
 use super::stream::Stream;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::image::check_same_size;
 use crate::pixel::Pixel;
 use crate::validate;
@@ -44,7 +44,10 @@ impl Stream {
     }
 
     /// Blocks of `K` that fit on the GPU at once with `smem` shared bytes each.
-    fn resident_blocks<K: Kernel>(&self, smem: u32) -> Result<u32> {
+    pub(crate) fn resident_blocks<K: Kernel>(&self, smem: u32) -> Result<u32> {
+        // The occupancy query is a plain driver call: it needs this GPU's context current on
+        // the calling thread, which a stream made on another thread has not yet bound here.
+        self.raw.context().bind_to_thread()?;
         let per_sm = self.gpu.inner.kernels.get::<K>().blocks_per_sm(BLOCK, smem)?;
         Ok(self.gpu.multiprocessors() * per_sm)
     }
@@ -76,8 +79,16 @@ impl Stream {
         dst: &DeviceViewMut<'_, Q>,
     ) -> Result<()> {
         validate::non_empty(src.width(), src.height())?;
-        check_same_size(&format!("the {op} destination"), dst.dimensions(), src.dimensions())?;
-        self.check_context(&format!("the {op} source"), src.img.buf.context())?;
-        self.check_context(&format!("the {op} destination"), dst.img.buf.context())
+        // The messages are built only on failure: these checks run on every call.
+        if dst.dimensions() != src.dimensions() {
+            check_same_size(&format!("the {op} destination"), dst.dimensions(), src.dimensions())?;
+        }
+        if !self.same_context(src.img.buf.context()) {
+            return Err(Error::WrongContext(format!("the {op} source")));
+        }
+        if !self.same_context(dst.img.buf.context()) {
+            return Err(Error::WrongContext(format!("the {op} destination")));
+        }
+        Ok(())
     }
 }

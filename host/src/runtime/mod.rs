@@ -7,16 +7,23 @@
 //! images, buffers, views) → `stream` ([`Stream`], transfers) → `launch` (grid shapes and the
 //! one typed, `unsafe` launch).
 
+mod batch;
 mod context;
 pub(crate) mod knobs;
 mod launch;
 mod memory;
 mod module;
+mod registered;
 mod stream;
 mod tracked;
 
-pub use context::{Gpu, driver_available};
+pub(crate) use batch::Chunk;
+pub use batch::DeviceBatch;
+pub use context::{Code, Gpu, Startup, driver_available};
+pub(crate) use memory::Layout;
 pub use memory::{AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, PinnedImage};
+pub use registered::Registered;
+pub(crate) use registered::is_registered;
 pub(crate) use stream::Scratch;
 pub use stream::{Mark, Stream};
 pub(crate) use tracked::Tracked;

@@ -14,6 +14,11 @@ use cuimg_abi::Kernel;
 /// The kernels, as PTX text.
 pub(crate) const PTX: &str = include_str!("ptx/cuimg_kernels.ptx");
 
+mod cubins {
+    include!("ptx/cubins.rs");
+}
+pub(crate) use cubins::CUBINS;
+
 /// One kernel, with its occupancy per shared-memory size (asked of the driver once each).
 pub(crate) struct Loaded {
     pub func: CudaFunction,

@@ -10,7 +10,7 @@ use cudarc::driver::{CudaEvent, CudaStream, DeviceRepr, ValidAsZeroBits};
 
 use super::context::Gpu;
 use super::memory::{AsDeviceView, DeviceBuffer, DeviceImage, PinnedImage};
-use super::tracked::Tracked;
+use super::tracked::{HostRead, HostWrite, Tracked, TrackedHost};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView, Rect, byte_len, check_same_size, row_bytes};
 use crate::pixel::Pixel;
@@ -47,6 +47,8 @@ pub struct Stream {
     pub(crate) raw: Arc<CudaStream>,
     /// Reused device scratch (histogram bins, tables), so repeated calls don't allocate.
     pub(crate) scratch: RefCell<Option<Scratch>>,
+    /// Reused pinned staging for batch transfers; grows to the largest batch seen.
+    pub(crate) staging: RefCell<Option<TrackedHost>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -63,7 +65,13 @@ impl std::fmt::Debug for Stream {
 
 impl Stream {
     pub(crate) fn wrap(gpu: &Gpu, raw: Arc<CudaStream>) -> Stream {
-        Stream { gpu: gpu.clone(), raw, scratch: RefCell::new(None), _not_sync: PhantomData }
+        Stream {
+            gpu: gpu.clone(),
+            raw,
+            scratch: RefCell::new(None),
+            staging: RefCell::new(None),
+            _not_sync: PhantomData,
+        }
     }
 
     /// The GPU this stream runs on.
@@ -93,7 +101,12 @@ impl Stream {
     }
 
     pub(crate) fn check_context(&self, what: &str, ctx: &Arc<cudarc::driver::CudaContext>) -> Result<()> {
-        if ctx == &self.gpu.inner.ctx { Ok(()) } else { Err(Error::WrongContext(what.into())) }
+        if self.same_context(ctx) { Ok(()) } else { Err(Error::WrongContext(what.into())) }
+    }
+
+    /// True when memory of `ctx` may be used on this stream.
+    pub(crate) fn same_context(&self, ctx: &Arc<cudarc::driver::CudaContext>) -> bool {
+        ctx == &self.gpu.inner.ctx
     }
 
     pub(crate) fn scratch(&self, channels: usize) -> Result<std::cell::RefMut<'_, Scratch>> {
@@ -104,6 +117,44 @@ impl Stream {
         }
         debug_assert!(channels <= 4);
         Ok(std::cell::RefMut::map(slot, |s| s.as_mut().expect("filled above")))
+    }
+
+    /// The stream's pinned staging buffer, at least `bytes` long (reallocated larger when
+    /// needed; the old one's drop waits for the copies that use it).
+    pub(crate) fn staging(&self, bytes: usize) -> Result<std::cell::RefMut<'_, TrackedHost>> {
+        let mut slot = self.staging.borrow_mut();
+        if slot.as_ref().is_none_or(|s| s.len() < bytes) {
+            *slot = None;
+            // Not write-combined: the host reads downloads back from it too.
+            // SAFETY: flags 0 asks for plain page-locked memory; callers write before read.
+            let buf = unsafe { self.gpu.inner.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }?;
+            *slot = Some(TrackedHost::new(buf));
+        }
+        Ok(std::cell::RefMut::map(slot, |s| s.as_mut().expect("filled above")))
+    }
+
+    /// Queues a copy of pinned bytes `range` to device address `dst`.
+    pub(crate) fn copy_to_device(&self, from: &HostRead<'_>, range: std::ops::Range<usize>, dst: u64) -> Result<()> {
+        debug_assert!(std::sync::Arc::ptr_eq(from.stream(), &self.raw));
+        let bytes = &from.bytes()?[range];
+        self.raw.context().bind_to_thread()?;
+        // SAFETY: `bytes` is page-locked memory that the read guard keeps alive and ordered
+        // until the copy is done (a host write waits for it); `dst` is device memory of at
+        // least `bytes.len()` bytes under the caller's write guard, on this stream's context.
+        unsafe { cudarc::driver::result::memcpy_htod_async(dst, bytes, self.raw.cu_stream()) }?;
+        Ok(())
+    }
+
+    /// Queues a copy from device address `src` into pinned bytes `range`.
+    pub(crate) fn copy_to_host(&self, src: u64, to: &mut HostWrite<'_>, range: std::ops::Range<usize>) -> Result<()> {
+        debug_assert!(std::sync::Arc::ptr_eq(to.stream(), &self.raw));
+        let bytes = &mut to.bytes()?[range];
+        self.raw.context().bind_to_thread()?;
+        // SAFETY: `bytes` is page-locked memory the write guard keeps alive and ordered (the
+        // host reads it only after waiting for this copy); `src` holds at least
+        // `bytes.len()` bytes under the caller's read guard, on this stream's context.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(bytes, src, self.raw.cu_stream()) }?;
+        Ok(())
     }
 
     /// `len` zeroed elements of device memory, allocated on this stream and ordered for

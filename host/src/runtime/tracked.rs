@@ -20,6 +20,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, PinnedHostSlice};
 use cuimg_abi::{DevPtr, DevPtrMut};
 
@@ -42,6 +43,21 @@ impl Access {
 struct History {
     write: Option<Access>,
     reads: Vec<Access>,
+    /// Events the host waits on (pinned memory) block the waiting thread instead of
+    /// spinning, so pipeline workers waiting for copies leave their cores to the others.
+    host: bool,
+}
+
+impl History {
+    fn for_host() -> History {
+        History { host: true, ..History::default() }
+    }
+
+    fn new_event(&self, stream: &Arc<CudaStream>) -> Result<CudaEvent, DriverError> {
+        let flags =
+            if self.host { CUevent_flags::CU_EVENT_BLOCKING_SYNC } else { CUevent_flags::CU_EVENT_DISABLE_TIMING };
+        stream.context().new_event(Some(flags))
+    }
 }
 
 impl History {
@@ -64,36 +80,27 @@ impl History {
 
     /// Records an access that has just been queued on `stream`.
     fn record(&mut self, stream: &Arc<CudaStream>, write: bool) -> Result<(), DriverError> {
-        let slot = if write {
+        if write {
             // Every read so far was waited for by this write, so the write's event covers
             // them: they need not be remembered.
             self.reads.clear();
-            &mut self.write
-        } else {
-            match self.reads.iter().position(|m| m.on(stream)) {
-                Some(i) => {
-                    // A later event on the same stream covers the earlier one.
-                    return self.reads[i].event.record(stream);
-                }
-                None => {
-                    self.reads.push(Access { stream: stream.clone(), event: stream.context().new_event(None)? });
-                    self.reads.last_mut().map(|m| m.event.record(stream)).expect("pushed above")?;
-                    return Ok(());
-                }
-            }
-        };
-        match slot {
-            Some(m) => {
+            if let Some(m) = self.write.as_mut() {
                 m.stream = stream.clone();
-                m.event.record(stream)
+                return m.event.record(stream);
             }
-            None => {
-                let event = stream.context().new_event(None)?;
-                event.record(stream)?;
-                *slot = Some(Access { stream: stream.clone(), event });
-                Ok(())
-            }
+            let event = self.new_event(stream)?;
+            event.record(stream)?;
+            self.write = Some(Access { stream: stream.clone(), event });
+            return Ok(());
         }
+        if let Some(m) = self.reads.iter().find(|m| m.on(stream)) {
+            // A later event on the same stream covers the earlier one.
+            return m.event.record(stream);
+        }
+        let event = self.new_event(stream)?;
+        event.record(stream)?;
+        self.reads.push(Access { stream: stream.clone(), event });
+        Ok(())
     }
 }
 
@@ -135,6 +142,14 @@ impl<T> Tracked<T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.slice().len()
+    }
+
+    /// The device address of element 0, as a number (for tables that point into this
+    /// memory; accesses still go through [`Tracked::read`] and [`Tracked::write`]).
+    pub fn device_addr(&self) -> u64 {
+        let slice = self.slice();
+        // With tracking off the guard records nothing; the address is all that is taken.
+        slice.device_ptr(slice.stream()).0
     }
 
     pub fn context(&self) -> &Arc<cudarc::driver::CudaContext> {
@@ -227,7 +242,7 @@ pub(crate) struct TrackedHost {
 
 impl TrackedHost {
     pub fn new(slice: PinnedHostSlice<u8>) -> TrackedHost {
-        TrackedHost { slice: Some(slice), history: Mutex::new(History::default()) }
+        TrackedHost { slice: Some(slice), history: Mutex::new(History::for_host()) }
     }
 
     fn slice(&self) -> &PinnedHostSlice<u8> {
@@ -236,6 +251,10 @@ impl TrackedHost {
 
     pub fn context(&self) -> &Arc<cudarc::driver::CudaContext> {
         self.slice().context()
+    }
+
+    pub fn len(&self) -> usize {
+        self.slice().len()
     }
 
     /// The bytes for the host to read, once every device write to them has finished.
@@ -248,7 +267,7 @@ impl TrackedHost {
     pub fn host_bytes_mut(&mut self) -> Result<&mut [u8], DriverError> {
         let history = self.history.get_mut().unwrap_or_else(|e| e.into_inner());
         history.host_wait(true)?;
-        *history = History::default();
+        *history = History::for_host();
         self.slice.as_mut().expect("present until drop").as_mut_slice()
     }
 
@@ -284,6 +303,16 @@ impl HostRead<'_> {
     pub fn slice(&self) -> &PinnedHostSlice<u8> {
         self.owner.slice()
     }
+
+    /// The pinned bytes, for a copy queued while the guard lives (no host wait: the
+    /// guard's stream already waits for every earlier write to them).
+    pub fn bytes(&self) -> Result<&[u8], DriverError> {
+        self.owner.slice().as_slice()
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
 }
 
 impl Drop for HostRead<'_> {
@@ -300,6 +329,15 @@ pub(crate) struct HostWrite<'a> {
 impl HostWrite<'_> {
     pub fn slice(&mut self) -> &mut PinnedHostSlice<u8> {
         self.owner.slice.as_mut().expect("present until drop")
+    }
+
+    /// The pinned bytes, for a copy queued while the guard lives.
+    pub fn bytes(&mut self) -> Result<&mut [u8], DriverError> {
+        self.slice().as_mut_slice()
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
     }
 }
 

@@ -29,6 +29,13 @@ pub fn block_idx_y() -> u32 {
     unsafe { nvptx::_block_idx_y() as u32 }
 }
 
+/// The image of a batch launch (`gridDim.z` images).
+#[inline(always)]
+pub fn block_idx_z() -> u32 {
+    // SAFETY: see the module note.
+    unsafe { nvptx::_block_idx_z() as u32 }
+}
+
 #[inline(always)]
 pub fn block_dim_x() -> u32 {
     // SAFETY: see the module note.

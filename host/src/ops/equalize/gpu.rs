@@ -3,18 +3,20 @@
 
 use cudarc::driver::LaunchConfig;
 use cuimg_abi::equalize::{
-    EqualizeLuma, EqualizeLumaKernel, EqualizeLut, EqualizeLutKernel, LUT_BLOCK, LUT_SHARED_BYTES,
+    EqualizeLuma, EqualizeLumaBatch, EqualizeLumaBatchKernel, EqualizeLumaKernel, EqualizeLut, EqualizeLutKernel,
+    LUT_BLOCK, LUT_SHARED_BYTES,
 };
-use cuimg_abi::histogram::{HistogramLuma, HistogramLumaKernel};
-use cuimg_abi::{DevPtr, DevPtrMut};
+use cuimg_abi::histogram::{HistogramLuma, HistogramLumaBatch, HistogramLumaBatchKernel, HistogramLumaKernel};
+use cuimg_abi::{BLOCK, DevPtr, DevPtrMut};
 
 use super::EqualizeMode;
 use crate::error::Result;
 use crate::image::{Image, ImageView};
 use crate::ops::grayscale::GrayWeights;
-use crate::ops::lut::Lut;
 use crate::pixel::{Color, Gray, Pixel, color_channels};
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceView, DeviceViewMut, Gpu, Scratch, Stream};
+use crate::runtime::{
+    AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceView, DeviceViewMut, Gpu, Scratch, Stream,
+};
 use crate::validate;
 
 impl Stream {
@@ -87,14 +89,43 @@ impl Stream {
         let mut hist = hist.write(&self.raw)?;
         let mut lut = lut.write(&self.raw)?;
         self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256 * P::CHANNELS))?;
-        if let Some(a) = P::ALPHA {
-            // Alpha is not a color: its table is the identity.
-            self.raw.memcpy_htod(&Lut::identity().0, &mut lut.slice().slice_mut(256 * a..256 * (a + 1)))?;
-        }
         let (h, l) = (hist.ptr(), lut.ptr());
         self.histogram_into::<P>(src, h)?;
-        self.equalization_luts(h.as_const(), l, color_channels::<P>() as u32)?;
+        // Alpha (the last channel, where there is one) is not a color: the kernel writes the
+        // identity for it.
+        self.equalization_luts(h.as_const(), l, 1, P::CHANNELS as u32, color_channels::<P>() as u32)?;
         self.apply_lut_at(src, dst, l.as_const())
+    }
+
+    /// Equalizes a gray (or gray + alpha) image in place: its histogram, then its tables
+    /// applied over the same bytes (the second step of a chain such as grayscale then
+    /// equalize, with no second image).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// use cuimg::{Gray8, Image};
+    /// let img = Image::<Gray8>::from_bytes(4, 1, &[50, 50, 60, 70])?;
+    /// let stream = gpu.stream()?;
+    /// let mut dev = stream.upload(&img.view())?;
+    /// stream.equalize_in_place(&mut dev)?;
+    /// assert_eq!(stream.download(&dev)?.as_bytes(), &[0, 0, 128, 255]);
+    /// # Ok(()) }
+    /// ```
+    pub fn equalize_in_place<P: Gray>(&self, img: &mut impl AsDeviceViewMut<P>) -> Result<()> {
+        let mut img = img.device_view_mut();
+        validate::non_empty(img.width(), img.height())?;
+        validate::countable(img.width(), img.height())?;
+        self.check_context("the equalize image", img.img.buf.context())?;
+        let mut scratch = self.scratch(P::CHANNELS)?;
+        let Scratch { hist, lut } = &mut *scratch;
+        let mut hist = hist.write(&self.raw)?;
+        let mut lut = lut.write(&self.raw)?;
+        self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256 * P::CHANNELS))?;
+        let (h, l) = (hist.ptr(), lut.ptr());
+        self.histogram_into::<P>(&img.as_view(), h)?;
+        self.equalization_luts(h.as_const(), l, 1, P::CHANNELS as u32, color_channels::<P>() as u32)?;
+        self.apply_lut_in_place_at(&mut img, l.as_const())
     }
 
     fn equalize_luma<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
@@ -116,7 +147,7 @@ impl Stream {
         // SAFETY: pixels (x < width, y < height) at s + y*pitch + x*channels lie in the
         // source image; `h` holds 256 u32; shared memory as the kernel documents.
         unsafe { self.launch::<HistogramLumaKernel>(cfg, params) }?;
-        self.equalization_luts(h.as_const(), l, 1)?;
+        self.equalization_luts(h.as_const(), l, 1, 1, 1)?;
         let params = EqualizeLuma {
             src: s,
             s_pitch: sl.pitch,
@@ -135,18 +166,26 @@ impl Stream {
         unsafe { self.launch::<EqualizeLumaKernel>(cfg, params) }
     }
 
-    /// The `equalizeHist` tables for the first `channels` histograms at `hist`, written to
-    /// `lut`: one block of 256 threads per channel.
-    fn equalization_luts(&self, hist: DevPtr<u32>, lut: DevPtrMut<u8>, channels: u32) -> Result<()> {
+    /// The `equalizeHist` tables of `images` groups of `channels` histograms at `hist`,
+    /// written to `lut`: one block of 256 threads per table; channels from `colors` on
+    /// (alpha) get the identity.
+    pub(crate) fn equalization_luts(
+        &self,
+        hist: DevPtr<u32>,
+        lut: DevPtrMut<u8>,
+        images: u32,
+        channels: u32,
+        colors: u32,
+    ) -> Result<()> {
         let cfg = LaunchConfig {
-            grid_dim: (channels, 1, 1),
+            grid_dim: (images * channels, 1, 1),
             block_dim: (LUT_BLOCK, 1, 1),
             shared_mem_bytes: LUT_SHARED_BYTES,
         };
-        // SAFETY: `hist` holds 256 * channels u32 (filled from an image of at most u32::MAX
-        // pixels, checked) and `lut` 256 * channels bytes; the block and shared memory the
-        // kernel needs.
-        unsafe { self.launch::<EqualizeLutKernel>(cfg, EqualizeLut { hist, lut }) }
+        // SAFETY: `hist` holds 256 u32 per table (each group filled from an image of at most
+        // u32::MAX pixels, checked) and `lut` 256 bytes per table; the block and shared
+        // memory the kernel needs.
+        unsafe { self.launch::<EqualizeLutKernel>(cfg, EqualizeLut { hist, lut, channels, colors }) }
     }
 }
 
@@ -181,5 +220,126 @@ impl Gpu {
         let mut d_dst = s.alloc_for_output::<P>(src.width(), src.height())?;
         s.queue_equalize_color(&d_src.view(), &mut d_dst.view_mut(), mode)?;
         s.download(&d_dst)
+    }
+}
+
+impl Stream {
+    /// Equalizes every image of a gray (or gray + alpha) batch on its own histogram, each
+    /// bit-exact with OpenCV's `equalizeHist`: one histogram launch, one table launch and one
+    /// apply launch for the whole batch.
+    pub fn equalize_batch<P: Gray>(&self, src: &DeviceBatch<P>, dst: &mut DeviceBatch<P>) -> Result<()> {
+        self.check_batch_pair("equalize", src, dst)?;
+        self.check_countable(src)?;
+        self.equalize_batch_per_channel(src, dst)
+    }
+
+    /// Equalizes every image of a color batch, per channel or on luma, each on its own
+    /// histogram; alpha is kept.
+    pub fn equalize_color_batch<P: Color>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        mode: EqualizeMode,
+    ) -> Result<()> {
+        self.check_batch_pair("equalize", src, dst)?;
+        self.check_countable(src)?;
+        match mode {
+            EqualizeMode::PerChannel => self.equalize_batch_per_channel(src, dst),
+            EqualizeMode::Luma => self.equalize_batch_luma(src, dst),
+        }
+    }
+
+    fn check_countable<P: Pixel>(&self, src: &DeviceBatch<P>) -> Result<()> {
+        src.sizes().into_iter().try_for_each(|(w, h)| validate::countable(w, h))
+    }
+
+    fn equalize_batch_per_channel<P: Pixel>(&self, src: &DeviceBatch<P>, dst: &mut DeviceBatch<P>) -> Result<()> {
+        let tables = src.len() * P::CHANNELS;
+        let mut hist = self.alloc_overwritten::<u32>(256 * tables)?;
+        let mut lut = self.alloc_overwritten::<u8>(256 * tables)?;
+        let mut h = hist.write(&self.raw)?;
+        let mut l = lut.write(&self.raw)?;
+        self.raw.memset_zeros(h.slice())?;
+        self.histogram_batch_into(src, h.ptr())?;
+        let images = u32::try_from(src.len()).map_err(|_| too_many(src.len()))?;
+        self.equalization_luts(h.ptr().as_const(), l.ptr(), images, P::CHANNELS as u32, color_channels::<P>() as u32)?;
+        self.apply_lut_batch_at(src, dst, l.ptr().as_const(), 256 * P::CHANNELS as u64)
+    }
+
+    fn equalize_batch_luma<P: Color>(&self, src: &DeviceBatch<P>, dst: &mut DeviceBatch<P>) -> Result<()> {
+        let images = u32::try_from(src.len()).map_err(|_| too_many(src.len()))?;
+        let mut hist = self.alloc_overwritten::<u32>(256 * src.len())?;
+        let mut lut = self.alloc_overwritten::<u8>(256 * src.len())?;
+        let mut h = hist.write(&self.raw)?;
+        let mut l = lut.write(&self.raw)?;
+        self.raw.memset_zeros(h.slice())?;
+        let (channels, rgb, weights) = (P::CHANNELS as u64, P::RGB.map(|c| c as u64), GrayWeights::Bt601.fixed()?);
+        let from = src.read(&self.raw)?;
+        let to_table = dst.table.read(&self.raw)?;
+        let _to = dst.buf.write(&self.raw)?;
+        for chunk in Chunk::all(src.len()) {
+            let params = HistogramLumaBatch {
+                src: chunk.table(from.table.ptr()),
+                channels,
+                rgb,
+                weights,
+                hist: h.ptr().offset(chunk.start as u64 * 256 * 4),
+            };
+            let smem = cuimg_abi::histogram::shared_bytes(1);
+            let cfg =
+                self.batch_config::<HistogramLumaBatchKernel>(src.max_extent(), (32, BLOCK / 32), chunk.count, smem)?;
+            // SAFETY: the table holds `count` entries pointing at packed color images of
+            // `channels` bytes per pixel inside the guarded allocation; `hist` holds 256 u32
+            // per image of the chunk; shared memory as the kernel documents.
+            unsafe { self.launch::<HistogramLumaBatchKernel>(cfg, params) }?;
+        }
+        self.equalization_luts(h.ptr().as_const(), l.ptr(), images, 1, 1)?;
+        for chunk in Chunk::all(src.len()) {
+            let params = EqualizeLumaBatch {
+                src: chunk.table(from.table.ptr()),
+                dst: chunk.table(to_table.ptr()),
+                channels,
+                rgb,
+                weights,
+                lut: l.ptr().as_const().offset(chunk.start as u64 * 256),
+            };
+            let smem = cuimg_abi::lut::shared_bytes(1);
+            let cfg =
+                self.batch_config::<EqualizeLumaBatchKernel>(src.max_extent(), (32, BLOCK / 32), chunk.count, smem)?;
+            // SAFETY: as above for the sources, and the destination table's entries (equal
+            // sizes, checked) for the outputs; `lut` holds 256 bytes per image of the chunk.
+            unsafe { self.launch::<EqualizeLumaBatchKernel>(cfg, params) }?;
+        }
+        Ok(())
+    }
+}
+
+/// More images than one table launch covers (`gridDim.x` of the table kernel).
+fn too_many(n: usize) -> crate::Error {
+    crate::Error::TooLarge { what: "images in a batch".into(), size: n as u64, limit: u32::MAX as u64 }
+}
+
+impl Gpu {
+    /// Blocking equalization of many gray (or gray + alpha) host images, each on its own
+    /// histogram.
+    pub fn equalize_batch<P: Gray>(&self, images: &[ImageView<'_, P>]) -> Result<Vec<Image<P>>> {
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
+        s.equalize_batch(&src, &mut dst)?;
+        s.download_batch(&dst)
+    }
+
+    /// Blocking equalization of many color host images (per channel or on luma).
+    pub fn equalize_color_batch<P: Color>(
+        &self,
+        images: &[ImageView<'_, P>],
+        mode: EqualizeMode,
+    ) -> Result<Vec<Image<P>>> {
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
+        s.equalize_color_batch(&src, &mut dst, mode)?;
+        s.download_batch(&dst)
     }
 }

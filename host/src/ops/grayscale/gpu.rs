@@ -1,13 +1,16 @@
 //! Grayscale and "black and white" on the GPU: the launches, and the blocking calls.
 
-use cuimg_abi::grayscale::{GrayC3Flat, GrayC4Flat, GrayFlat, GrayPlanes, GrayPlanesKernel};
-use cuimg_abi::{DevPtr, DevPtrMut};
+use cuimg_abi::grayscale::{
+    BlackWhiteBatch, BlackWhiteBatchKernel, GrayBatch, GrayC3Batch, GrayC3Flat, GrayC4Batch, GrayC4Flat, GrayFlat,
+    GrayPlanes, GrayPlanesKernel,
+};
+use cuimg_abi::{BLOCK, DevPtr, DevPtrMut};
 
 use super::{Fixed, GrayWeights, in_byte_order};
 use crate::error::Result;
 use crate::image::{Image, ImageView, PlanarView};
 use crate::pixel::{Color, ColorChannels, Gray8};
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceView, DeviceViewMut, Gpu, Stream};
+use crate::runtime::{AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceView, DeviceViewMut, Gpu, Stream};
 use crate::validate;
 
 /// Where the general kernel writes: one plane (gray) or three (black and white), plus
@@ -268,5 +271,130 @@ impl Gpu {
         let mut d_dst = s.alloc_for_output::<Gray8>(width, h)?;
         s.queue_grayscale_planar(&d_src.view(), &mut d_dst.view_mut(), w)?;
         s.download(&d_dst)
+    }
+}
+
+impl Stream {
+    /// Luma of every image of a batch (any sizes), in one launch per 65,535 images.
+    pub fn grayscale_batch<P: Color>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<Gray8>,
+        weights: GrayWeights,
+    ) -> Result<()> {
+        self.check_batch_pair("grayscale", src, dst)?;
+        self.queue_grayscale_batch(src, dst, weights.fixed()?)
+    }
+
+    /// [`Stream::grayscale_batch`] on checked batches.
+    pub(crate) fn queue_grayscale_batch<P: Color>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<Gray8>,
+        w: Fixed,
+    ) -> Result<()> {
+        let from = src.read(&self.raw)?;
+        let to_table = dst.table.read(&self.raw)?;
+        let _to = dst.buf.write(&self.raw)?;
+        let weights = in_byte_order(w, P::RGB);
+        for chunk in Chunk::all(src.len()) {
+            let params = GrayBatch { src: chunk.table(from.table.ptr()), dst: chunk.table(to_table.ptr()), weights };
+            let per_image = (src.max_pixels() / 16, 1);
+            match P::COLOR_LAYOUT {
+                ColorChannels::Three => {
+                    let cfg = self.batch_config::<GrayC3Batch>(per_image, (BLOCK, 1), chunk.count, 0)?;
+                    // SAFETY: both tables hold `count` entries from `start` on, of equal
+                    // sizes (checked), pointing at packed, 256-byte aligned images of 3 and 1
+                    // bytes per pixel inside the guarded allocations; 1-D per image.
+                    unsafe { self.launch::<GrayC3Batch>(cfg, params) }?;
+                }
+                ColorChannels::Four => {
+                    let cfg = self.batch_config::<GrayC4Batch>(per_image, (BLOCK, 1), chunk.count, 0)?;
+                    // SAFETY: as above, with 4 source bytes per pixel.
+                    unsafe { self.launch::<GrayC4Batch>(cfg, params) }?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// "Black and white" of every image of a batch: luma into red, green and blue; alpha kept.
+    pub fn black_and_white_batch<P: Color>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        weights: GrayWeights,
+    ) -> Result<()> {
+        self.check_batch_pair("black-and-white", src, dst)?;
+        self.queue_black_and_white_batch(src, dst, weights.fixed()?)
+    }
+
+    fn queue_black_and_white_batch<P: Color>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        weights: Fixed,
+    ) -> Result<()> {
+        let from = src.read(&self.raw)?;
+        let to_table = dst.table.read(&self.raw)?;
+        let _to = dst.buf.write(&self.raw)?;
+        for chunk in Chunk::all(src.len()) {
+            let params = BlackWhiteBatch {
+                src: chunk.table(from.table.ptr()),
+                dst: chunk.table(to_table.ptr()),
+                channels: P::CHANNELS as u64,
+                rgb: P::RGB.map(|c| c as u64),
+                alpha: P::ALPHA.map_or(u64::MAX, |a| a as u64),
+                weights,
+            };
+            let cfg = self.batch_config::<BlackWhiteBatchKernel>(src.max_extent(), (32, BLOCK / 32), chunk.count, 0)?;
+            // SAFETY: both tables hold `count` entries of equal sizes (checked) pointing at
+            // packed images of `channels` bytes per pixel inside the guarded allocations;
+            // the offsets are the format's; 2-D per image.
+            unsafe { self.launch::<BlackWhiteBatchKernel>(cfg, params) }?;
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Blocking grayscale of many host images (any sizes): one upload, one launch, one
+    /// download for all of them.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// use cuimg::{GrayWeights, Image, Rgb8};
+    /// let a = Image::<Rgb8>::filled(33, 7, 90);
+    /// let b = Image::<Rgb8>::from_fn(5, 9, |x, y| Rgb8([x as u8, y as u8, 7]));
+    /// let gray = gpu.grayscale_batch(&[a.view(), b.view()], GrayWeights::Bt601)?;
+    /// assert_eq!(gray[1], cuimg::cpu::grayscale(&b.view(), GrayWeights::Bt601)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn grayscale_batch<P: Color>(
+        &self,
+        images: &[ImageView<'_, P>],
+        weights: GrayWeights,
+    ) -> Result<Vec<Image<Gray8>>> {
+        let w = weights.fixed()?;
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<Gray8>(&src.sizes())?;
+        s.queue_grayscale_batch(&src, &mut dst, w)?;
+        s.download_batch(&dst)
+    }
+
+    /// Blocking "black and white" of many host images.
+    pub fn black_and_white_batch<P: Color>(
+        &self,
+        images: &[ImageView<'_, P>],
+        weights: GrayWeights,
+    ) -> Result<Vec<Image<P>>> {
+        let w = weights.fixed()?;
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
+        s.queue_black_and_white_batch(&src, &mut dst, w)?;
+        s.download_batch(&dst)
     }
 }

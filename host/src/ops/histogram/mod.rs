@@ -3,7 +3,7 @@
 pub(crate) mod cpu;
 mod gpu;
 
-pub use gpu::DeviceHistogram;
+pub use gpu::{DeviceHistogram, DeviceHistograms};
 
 use super::lut::Lut;
 

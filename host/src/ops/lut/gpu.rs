@@ -1,13 +1,18 @@
 //! Lookup tables on the GPU.
 
-use cuimg_abi::lut::{LutC1Flat, LutC2Flat, LutC3Flat, LutC4Flat, LutFlat, LutPitched, LutPitchedKernel, shared_bytes};
-use cuimg_abi::{DevPtr, Kernel};
+use cuimg_abi::lut::{
+    LutBatch, LutC1Batch, LutC1Flat, LutC2Batch, LutC2Flat, LutC3Batch, LutC3Flat, LutC4Batch, LutC4Flat, LutFlat,
+    LutPitched, LutPitchedKernel, shared_bytes,
+};
+use cuimg_abi::{BLOCK, DevPtr, DevPtrMut, Kernel};
 
 use super::Lut;
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::pixel::{Channels, Pixel};
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceView, DeviceViewMut, Gpu, Stream, Tracked};
+use crate::runtime::{
+    AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceView, DeviceViewMut, Gpu, Layout, Stream, Tracked,
+};
 use crate::validate;
 
 /// Lookup tables in device memory, one per channel.
@@ -28,6 +33,8 @@ use crate::validate;
 pub struct DeviceLuts {
     pub(crate) buf: Tracked<u8>,
     channels: usize,
+    /// 1: the same tables for every image; else one set per image of a batch.
+    images: usize,
 }
 
 impl std::fmt::Debug for DeviceLuts {
@@ -40,6 +47,11 @@ impl DeviceLuts {
     pub fn channels(&self) -> usize {
         self.channels
     }
+
+    /// Sets of tables: 1, or one per image of a batch.
+    pub fn images(&self) -> usize {
+        self.images
+    }
 }
 
 impl Stream {
@@ -49,7 +61,7 @@ impl Stream {
             return Err(Error::WrongLength { what: "lookup tables (1 to 4)".into(), expected: 4, actual: luts.len() });
         }
         let flat: Vec<u8> = luts.iter().flat_map(|l| l.0).collect();
-        Ok(DeviceLuts { buf: self.upload_tracked(&flat)?, channels: luts.len() })
+        Ok(DeviceLuts { buf: self.upload_tracked(&flat)?, channels: luts.len(), images: 1 })
     }
 
     /// The same table for every channel of `P`.
@@ -73,9 +85,44 @@ impl Stream {
                 actual: luts.channels,
             });
         }
+        if luts.images != 1 {
+            return Err(Error::WrongLength {
+                what: "sets of lookup tables for one image".into(),
+                expected: 1,
+                actual: luts.images,
+            });
+        }
         self.check_context("the lookup tables", luts.buf.context())?;
         let tables = luts.buf.read(&self.raw)?;
         self.apply_lut_at(&src, &mut dst, tables.ptr())
+    }
+
+    /// `img = table[c](img)` for each channel `c`, in place (no second image needed).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// use cuimg::{Gray8, Image, Lut};
+    /// let stream = gpu.stream()?;
+    /// let mut img = stream.upload(&Image::<Gray8>::filled(7, 3, 10).view())?;
+    /// stream.apply_lut_in_place(&mut img, &stream.upload_lut::<Gray8>(&Lut::invert())?)?;
+    /// assert!(stream.download(&img)?.as_bytes().iter().all(|&b| b == 245));
+    /// # Ok(()) }
+    /// ```
+    pub fn apply_lut_in_place<P: Pixel>(&self, img: &mut impl AsDeviceViewMut<P>, luts: &DeviceLuts) -> Result<()> {
+        let mut img = img.device_view_mut();
+        validate::non_empty(img.width(), img.height())?;
+        self.check_context("the LUT image", img.img.buf.context())?;
+        if luts.channels != P::CHANNELS || luts.images != 1 {
+            return Err(Error::WrongLength {
+                what: format!("lookup tables for {}", P::NAME),
+                expected: P::CHANNELS,
+                actual: luts.channels * luts.images,
+            });
+        }
+        self.check_context("the lookup tables", luts.buf.context())?;
+        let tables = luts.buf.read(&self.raw)?;
+        self.apply_lut_in_place_at(&mut img, tables.ptr())
     }
 
     /// Applies the tables at `lut` (256 bytes per channel, ordered by the caller's guard) to
@@ -87,9 +134,32 @@ impl Stream {
         lut: DevPtr<u8>,
     ) -> Result<()> {
         let (sl, dl) = (src.layout(), dst.layout());
-        let smem = shared_bytes(P::CHANNELS as u32);
         let (s, _read) = src.ptr(&self.raw)?;
         let (d, _write) = dst.ptr_mut(&self.raw)?;
+        self.lut_launch::<P>((s, sl), (d, dl), lut)
+    }
+
+    /// `img = table[c](img)` in place: each element is read and written by the same thread.
+    /// The view is checked (non-empty, this context); `lut` is under the caller's guard.
+    pub(crate) fn apply_lut_in_place_at<P: Pixel>(
+        &self,
+        img: &mut DeviceViewMut<'_, P>,
+        lut: DevPtr<u8>,
+    ) -> Result<()> {
+        let l = img.layout();
+        let (d, _write) = img.ptr_mut(&self.raw)?;
+        self.lut_launch::<P>((d.as_const(), l), (d, l), lut)
+    }
+
+    /// The LUT kernel for a source and destination of the same size (possibly the same
+    /// bytes), each with its layout.
+    fn lut_launch<P: Pixel>(
+        &self,
+        (s, sl): (DevPtr<u8>, Layout),
+        (d, dl): (DevPtrMut<u8>, Layout),
+        lut: DevPtr<u8>,
+    ) -> Result<()> {
+        let smem = shared_bytes(P::CHANNELS as u32);
         if sl.flat && dl.flat {
             let params = LutFlat { src: s, dst: d, n: sl.width as u64 * sl.height as u64, lut };
             return match P::LAYOUT {
@@ -112,7 +182,8 @@ impl Stream {
         };
         let cfg = self.planar::<LutPitchedKernel>(row_bytes, sl.height as u64, smem)?;
         // SAFETY: rows 0..height of `row_bytes` bytes at src + y*s_pitch and dst + y*d_pitch
-        // lie in their images (same dimensions, checked); `lut` holds 256 * channels bytes;
+        // lie in their images (same dimensions, checked; the same bytes in place, where each
+        // thread reads an element before writing it); `lut` holds 256 * channels bytes;
         // shared memory as the kernel documents.
         unsafe { self.launch::<LutPitchedKernel>(cfg, params) }
     }
@@ -155,5 +226,102 @@ impl Gpu {
         s.apply_lut_at(&d_src.view(), &mut d_dst.view_mut(), tables.ptr())?;
         drop(tables);
         s.download(&d_dst)
+    }
+}
+
+impl Stream {
+    /// One set of tables per image of a batch (each `P::CHANNELS` tables), copied to the
+    /// device.
+    pub fn upload_batch_luts<P: Pixel>(&self, per_image: &[Vec<Lut>]) -> Result<DeviceLuts> {
+        if per_image.is_empty() {
+            return Err(Error::EmptyBatch);
+        }
+        for luts in per_image {
+            super::check_count(luts, P::CHANNELS)?;
+        }
+        let flat: Vec<u8> = per_image.iter().flatten().flat_map(|l| l.0).collect();
+        Ok(DeviceLuts { buf: self.upload_tracked(&flat)?, channels: P::CHANNELS, images: per_image.len() })
+    }
+
+    /// `dst = table[c](src)` for every image of a batch: one set of tables for all
+    /// ([`Stream::upload_lut`]) or one per image ([`Stream::upload_batch_luts`]).
+    pub fn apply_lut_batch<P: Pixel>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        luts: &DeviceLuts,
+    ) -> Result<()> {
+        self.check_batch_pair("LUT", src, dst)?;
+        if luts.channels != P::CHANNELS || (luts.images != 1 && luts.images != src.len()) {
+            return Err(Error::WrongLength {
+                what: format!("lookup tables for {} images of {} (one set, or one per image)", src.len(), P::NAME),
+                expected: src.len() * P::CHANNELS,
+                actual: luts.images * luts.channels,
+            });
+        }
+        self.check_context("the lookup tables", luts.buf.context())?;
+        let tables = luts.buf.read(&self.raw)?;
+        let stride = if luts.images == 1 { 0 } else { 256 * P::CHANNELS as u64 };
+        self.apply_lut_batch_at(src, dst, tables.ptr(), stride)
+    }
+
+    /// Applies the tables at `lut` (`lut_stride` bytes apart per image, 0 for one set) to
+    /// checked batches.
+    pub(crate) fn apply_lut_batch_at<P: Pixel>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        lut: DevPtr<u8>,
+        lut_stride: u64,
+    ) -> Result<()> {
+        let from = src.read(&self.raw)?;
+        let to_table = dst.table.read(&self.raw)?;
+        let _to = dst.buf.write(&self.raw)?;
+        let smem = shared_bytes(P::CHANNELS as u32);
+        for chunk in Chunk::all(src.len()) {
+            let params = LutBatch {
+                src: chunk.table(from.table.ptr()),
+                dst: chunk.table(to_table.ptr()),
+                lut: lut.offset(chunk.start as u64 * lut_stride),
+                lut_stride,
+            };
+            let per_image = (src.max_pixels() / 16, 1);
+            match P::LAYOUT {
+                Channels::One => self.lut_batch_launch::<LutC1Batch>(params, per_image, chunk, smem),
+                Channels::Two => self.lut_batch_launch::<LutC2Batch>(params, per_image, chunk, smem),
+                Channels::Three => self.lut_batch_launch::<LutC3Batch>(params, per_image, chunk, smem),
+                Channels::Four => self.lut_batch_launch::<LutC4Batch>(params, per_image, chunk, smem),
+            }?;
+        }
+        Ok(())
+    }
+
+    fn lut_batch_launch<K: Kernel<Params = LutBatch>>(
+        &self,
+        params: LutBatch,
+        per_image: (u64, u64),
+        chunk: Chunk,
+        smem: u32,
+    ) -> Result<()> {
+        let cfg = self.batch_config::<K>(per_image, (BLOCK, 1), chunk.count, smem)?;
+        // SAFETY: both tables hold `count` entries of equal sizes pointing at packed, 256-byte
+        // aligned images of CHANNELS bytes per pixel (the kernel's, by the caller's match)
+        // inside the guarded allocations; every image's tables (256 * CHANNELS bytes) lie in
+        // the guarded table buffer; shared memory as the kernel documents.
+        unsafe { self.launch::<K>(cfg, params) }
+    }
+}
+
+impl Gpu {
+    /// Blocking: the same table on every channel of many host images.
+    pub fn apply_lut_batch<P: Pixel>(&self, images: &[ImageView<'_, P>], lut: &Lut) -> Result<Vec<Image<P>>> {
+        let s = self.blocking_stream();
+        let luts = s.upload_lut::<P>(lut)?;
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
+        let tables = luts.buf.read(&s.raw)?;
+        s.apply_lut_batch_at(&src, &mut dst, tables.ptr(), 0)?;
+        drop(tables);
+        s.download_batch(&dst)
     }
 }

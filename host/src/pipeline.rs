@@ -1,0 +1,597 @@
+//! Throughput on many images: a [`GpuPool`] of every GPU (or the ones named), batches spread
+//! over it, and a [`Pipeline`] that streams host images through them with copies and kernels
+//! of different images overlapped.
+//!
+//! Each GPU gets a few worker threads (so host copies of different images run on different
+//! cores), each with a ring of slots; a slot is a stream with its own pinned input and output
+//! buffers and device images, reused from image to image (no allocation in steady state
+//! while the size stays the same). For image `i`, a slot copies it into pinned
+//! memory on the host, uploads it, runs the operation and downloads the result, all queued on
+//! its stream; the worker moves on to the next slot at once, so one slot's upload overlaps
+//! another's kernel and a third's download. Before reusing a slot, the worker waits for its
+//! previous image and hands the result to the collector, which emits results in input order.
+//! Memory is bounded however long the input: a window of images may be in flight between the
+//! reader and the collector.
+
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::CudaEvent;
+use cudarc::driver::sys::CUevent_flags;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::image::{Image, ImageView};
+use crate::pixel::Pixel;
+use crate::runtime::{DeviceImage, Gpu, PinnedImage, Stream, is_registered};
+
+/// Several GPUs of one host, each with its own context and streams.
+///
+/// ```
+/// # fn main() -> Result<(), cuimg::Error> {
+/// let pool = match cuimg::GpuPool::all() {
+///     Ok(pool) => pool,
+///     Err(e) if e.is_no_gpu() => return Ok(()),
+///     Err(e) => return Err(e),
+/// };
+/// println!("{} GPUs: {}", pool.len(), pool.gpus().iter().map(|g| g.name()).collect::<Vec<_>>().join(", "));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct GpuPool {
+    gpus: Vec<Gpu>,
+}
+
+impl GpuPool {
+    /// Every GPU the driver sees.
+    pub fn all() -> Result<GpuPool> {
+        if !crate::driver_available() {
+            return Gpu::new().map(|g| GpuPool { gpus: vec![g] });
+        }
+        let n = cudarc::driver::CudaContext::device_count()
+            .map_err(|e| Error::NoDevice(format!("the driver found no usable GPU ({e})")))?;
+        GpuPool::with_devices(&(0..n.max(0) as usize).collect::<Vec<_>>())
+    }
+
+    /// The GPUs of these ordinals; [`Error::NoDevice`] names one the driver does not see.
+    pub fn with_devices(ordinals: &[usize]) -> Result<GpuPool> {
+        if ordinals.is_empty() {
+            return Err(Error::NoDevice("a GPU pool needs at least one GPU".into()));
+        }
+        Ok(GpuPool { gpus: ordinals.iter().map(|&o| Gpu::with_device(o)).collect::<Result<_>>()? })
+    }
+
+    /// A pool of GPUs already open.
+    pub fn from_gpus(gpus: Vec<Gpu>) -> Result<GpuPool> {
+        if gpus.is_empty() {
+            return Err(Error::NoDevice("a GPU pool needs at least one GPU".into()));
+        }
+        Ok(GpuPool { gpus })
+    }
+
+    pub fn gpus(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    /// Number of GPUs.
+    pub fn len(&self) -> usize {
+        self.gpus.len()
+    }
+
+    /// Never true: a pool has at least one GPU.
+    pub fn is_empty(&self) -> bool {
+        self.gpus.is_empty()
+    }
+
+    /// Runs `f` on each GPU with a contiguous share of `items` (shares in proportion to
+    /// `weight`, e.g. pixels), all GPUs at once, and concatenates the results in order.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(pool) = cuimg::GpuPool::all().ok() else { return Ok(()) };
+    /// use cuimg::{GrayWeights, Image, Rgb8};
+    /// let images: Vec<_> = (0..10).map(|i| Image::<Rgb8>::filled(64, 32 + i, i as u8)).collect();
+    /// let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+    /// let gray = pool.split(&views, |v| v.width() as u64 * v.height() as u64, |gpu, share| {
+    ///     gpu.grayscale_batch(share, GrayWeights::Bt601)
+    /// })?;
+    /// assert_eq!(gray.len(), 10);
+    /// assert_eq!(gray[9].get(0, 0).0, [9]);
+    /// # Ok(()) }
+    /// ```
+    pub fn split<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        weight: impl Fn(&T) -> u64,
+        f: impl Fn(&Gpu, &[T]) -> Result<Vec<R>> + Sync,
+    ) -> Result<Vec<R>> {
+        let total: u64 = items.iter().map(&weight).sum::<u64>().max(1);
+        let mut shares = Vec::with_capacity(self.gpus.len());
+        let (mut start, mut acc) = (0usize, 0u64);
+        for g in 0..self.gpus.len() {
+            let goal = total * (g as u64 + 1) / self.gpus.len() as u64;
+            let mut end = start;
+            while end < items.len() && (acc < goal || g + 1 == self.gpus.len()) {
+                acc += weight(&items[end]);
+                end += 1;
+            }
+            shares.push(&items[start..end]);
+            start = end;
+        }
+        let results: Vec<Result<Vec<R>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .gpus
+                .iter()
+                .zip(&shares)
+                .filter(|(_, share)| !share.is_empty())
+                .map(|(gpu, share)| {
+                    let f = &f;
+                    scope.spawn(move || f(gpu, share))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a GPU worker panicked")).collect()
+        });
+        let mut out = Vec::with_capacity(items.len());
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+}
+
+/// Where the time of a pipeline run went: host copies in and out, and the device time of
+/// uploads, kernels and downloads (summed over images; they overlap, so the sums exceed the
+/// wall time).
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub images: usize,
+    pub failed: usize,
+    pub wall: Duration,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub host_in: Duration,
+    pub upload: Duration,
+    pub kernel: Duration,
+    pub download: Duration,
+    pub host_out: Duration,
+    /// Images per GPU, by pool order.
+    pub per_gpu: Vec<usize>,
+}
+
+impl Report {
+    pub fn images_per_second(&self) -> f64 {
+        self.images as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    fn add(&mut self, t: &SlotTimes) {
+        self.host_in += t.host_in;
+        self.upload += t.upload;
+        self.kernel += t.kernel;
+        self.download += t.download;
+        self.host_out += t.host_out;
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        writeln!(
+            f,
+            "{} images ({} failed) in {:.1} ms: {:.0} images/s, {:.2} GB/s in, {:.2} GB/s out",
+            self.images,
+            self.failed,
+            ms(self.wall),
+            self.images_per_second(),
+            self.bytes_in as f64 / self.wall.as_secs_f64().max(1e-9) / 1e9,
+            self.bytes_out as f64 / self.wall.as_secs_f64().max(1e-9) / 1e9,
+        )?;
+        let n = self.images.max(1) as f64;
+        for (stage, d) in [
+            ("host copy in", self.host_in),
+            ("upload", self.upload),
+            ("kernels", self.kernel),
+            ("download", self.download),
+            ("host copy out", self.host_out),
+        ] {
+            writeln!(f, "  {stage:<14} {:>10.1} ms total, {:>8.3} ms per image", ms(d), ms(d) / n)?;
+        }
+        write!(f, "  images per GPU: {:?}", self.per_gpu)
+    }
+}
+
+/// Streams host images through one GPU or a pool; see the module note.
+///
+/// ```
+/// # fn main() -> Result<(), cuimg::Error> {
+/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// use cuimg::{GrayWeights, Image, Pipeline, Rgb8};
+/// let inputs = (0..20u8).map(|i| Image::<Rgb8>::filled(320, 240, i));
+/// let mut out = Vec::new();
+/// let report = Pipeline::new(&gpu).run(
+///     inputs,
+///     |s, src, dst| {
+///         s.grayscale(src, dst, GrayWeights::Bt601)?;
+///         s.equalize_in_place(dst) // a chain: gray, then equalize
+///     },
+///     |i, result| out.push((i, result)),
+/// )?;
+/// assert_eq!(report.images, 20);
+/// assert!(out.iter().enumerate().all(|(k, (i, r))| k == *i && r.is_ok())); // input order
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    gpus: Vec<Gpu>,
+    depth: usize,
+    threads: usize,
+}
+
+/// Device time of one image's stages, from its slot's events, and host time around them.
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotTimes {
+    host_in: Duration,
+    upload: Duration,
+    kernel: Duration,
+    download: Duration,
+    host_out: Duration,
+}
+
+/// One image in flight on a slot. The input is held until the slot finishes: an upload
+/// straight from page-locked input memory reads it asynchronously.
+struct InFlight<T> {
+    index: usize,
+    host_in: Duration,
+    launched: Result<()>,
+    _input: T,
+}
+
+struct Slot<P: Pixel, Q: Pixel, T> {
+    stream: Stream,
+    buffers: Option<Buffers<P, Q>>,
+    events: [CudaEvent; 4],
+    busy: Option<InFlight<T>>,
+}
+
+/// A slot's reusable memory for one image size.
+struct Buffers<P: Pixel, Q: Pixel> {
+    pin_in: PinnedImage<P>,
+    pin_out: PinnedImage<Q>,
+    dev_in: DeviceImage<P>,
+    dev_out: DeviceImage<Q>,
+}
+
+/// A bounded multi-consumer queue of work: the reader pushes (waiting while it is full),
+/// workers pop without holding the lock while they wait.
+struct WorkQueue<T> {
+    state: Mutex<(VecDeque<T>, bool)>,
+    not_empty: Condvar,
+    not_full: Condvar,
+    cap: usize,
+}
+
+/// What a pop found.
+enum Pop<T> {
+    Item(T),
+    Empty,
+    Closed,
+}
+
+impl<T> WorkQueue<T> {
+    fn new(cap: usize) -> WorkQueue<T> {
+        WorkQueue {
+            state: Mutex::new((VecDeque::new(), false)),
+            not_empty: Condvar::new(),
+            not_full: Condvar::new(),
+            cap,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<T>, bool)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, item: T) {
+        let mut st = self.lock();
+        while st.0.len() >= self.cap {
+            st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.0.push_back(item);
+        self.not_empty.notify_one();
+    }
+
+    fn close(&self) {
+        self.lock().1 = true;
+        self.not_empty.notify_all();
+    }
+
+    /// The next item; with `wait`, blocks until there is one or the queue is closed.
+    fn pop(&self, wait: bool) -> Pop<T> {
+        let mut st = self.lock();
+        loop {
+            if let Some(item) = st.0.pop_front() {
+                self.not_full.notify_one();
+                return Pop::Item(item);
+            }
+            if st.1 {
+                return Pop::Closed;
+            }
+            if !wait {
+                return Pop::Empty;
+            }
+            st = self.not_empty.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// A counting semaphore: how many images may be between the reader and the collector.
+struct Window {
+    free: Mutex<usize>,
+    cv: Condvar,
+}
+
+impl Window {
+    fn acquire(&self) {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.cv.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+    }
+
+    fn release(&self) {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.cv.notify_one();
+    }
+}
+
+/// Copies `src` into `dst` (same length) on all cores when it is large.
+fn copy_parallel(dst: &mut [u8], src: &[u8]) {
+    const CHUNK: usize = 1 << 20;
+    if src.len() < 2 * CHUNK {
+        dst.copy_from_slice(src);
+    } else {
+        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+    }
+}
+
+impl Pipeline {
+    /// A pipeline on one GPU.
+    pub fn new(gpu: &Gpu) -> Pipeline {
+        Pipeline::on_gpus(vec![gpu.clone()])
+    }
+
+    /// A pipeline over every GPU of a pool.
+    pub fn on(pool: &GpuPool) -> Pipeline {
+        Pipeline::on_gpus(pool.gpus.clone())
+    }
+
+    /// Defaults: 2 worker threads per GPU, 2 slots each: the best of a sweep of 1 to 8
+    /// threads and 2 to 4 slots on the lent H100 (more threads contend for host memory
+    /// bandwidth with the copies; see docs/BENCHMARKS.md).
+    fn on_gpus(gpus: Vec<Gpu>) -> Pipeline {
+        Pipeline { gpus, depth: 2, threads: 2 }
+    }
+
+    /// Slots (streams, each with its own buffers) per worker thread: 2 or more keep copies
+    /// and kernels of different images overlapping.
+    pub fn depth(mut self, slots: usize) -> Pipeline {
+        self.depth = slots.max(1);
+        self
+    }
+
+    /// Worker threads per GPU: each does the host copies of its own images.
+    pub fn threads(mut self, per_gpu: usize) -> Pipeline {
+        self.threads = per_gpu.max(1);
+        self
+    }
+
+    /// Runs `op` on every image of `inputs` (`op` gets the uploaded image and an output of
+    /// the same size, on the slot's stream), and calls `sink` with each result in input
+    /// order. An image whose operation fails reaches `sink` as its `Err`; the others go on.
+    /// Returns the run's [`Report`]; `Err` only when a GPU cannot set up its slots.
+    ///
+    /// The inputs may be owned images or references (`&Image<P>`), so a caller that holds
+    /// its images need not copy them first.
+    pub fn run<P, Q, T, I, F, S>(&self, inputs: I, op: F, mut sink: S) -> Result<Report>
+    where
+        P: Pixel,
+        Q: Pixel,
+        T: Borrow<Image<P>> + Send,
+        I: IntoIterator<Item = T>,
+        I::IntoIter: Send,
+        F: Fn(&Stream, &DeviceImage<P>, &mut DeviceImage<Q>) -> Result<()> + Sync,
+        S: FnMut(usize, Result<Image<Q>>),
+    {
+        let start = Instant::now();
+        let lanes = self.gpus.len() * self.threads * self.depth;
+        // Room for every slot to hold an image, as many again waiting, and results the
+        // collector holds back for order.
+        let window = Window { free: Mutex::new(4 * lanes + self.gpus.len()), cv: Condvar::new() };
+        let work = WorkQueue::<(usize, T)>::new(lanes);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, usize, Result<Image<Q>>, SlotTimes)>();
+        let mut report = Report { per_gpu: vec![0; self.gpus.len()], ..Report::default() };
+        let inputs = inputs.into_iter();
+        let setup: Vec<Result<()>> = std::thread::scope(|scope| {
+            let window = &window;
+            let work = &work;
+            scope.spawn(move || {
+                for (i, img) in inputs.enumerate() {
+                    window.acquire();
+                    work.push((i, img));
+                }
+                work.close();
+            });
+            let workers: Vec<_> = self
+                .gpus
+                .iter()
+                .enumerate()
+                .flat_map(|(g, gpu)| std::iter::repeat_n((g, gpu), self.threads))
+                .map(|(g, gpu)| {
+                    let (done_tx, op) = (done_tx.clone(), &op);
+                    scope.spawn(move || worker::<P, Q, T, F>(gpu, g, self.depth, work, done_tx, op))
+                })
+                .collect();
+            drop(done_tx);
+            // The collector: results in input order.
+            let mut pending = BTreeMap::new();
+            let mut next = 0usize;
+            for (i, g, result, times) in done_rx {
+                report.per_gpu[g] += 1;
+                report.add(&times);
+                pending.insert(i, result);
+                while let Some(result) = pending.remove(&next) {
+                    match &result {
+                        Ok(img) => {
+                            report.bytes_in += (img.width() as u64 * img.height() as u64) * P::CHANNELS as u64;
+                            report.bytes_out += img.as_bytes().len() as u64;
+                        }
+                        Err(_) => report.failed += 1,
+                    }
+                    report.images += 1;
+                    sink(next, result);
+                    next += 1;
+                    window.release();
+                }
+            }
+            workers.into_iter().map(|w| w.join().expect("a pipeline worker panicked")).collect()
+        });
+        setup.into_iter().collect::<Result<Vec<()>>>()?;
+        report.wall = start.elapsed();
+        Ok(report)
+    }
+}
+
+type Done<Q> = std::sync::mpsc::Sender<(usize, usize, Result<Image<Q>>, SlotTimes)>;
+
+/// One GPU's loop: take an image, queue it on the next slot (after emitting that slot's
+/// previous image), until the input ends; then drain the slots in order. A worker never
+/// blocks for input while it holds finished work: with none waiting, it emits its oldest
+/// image first, so the collector (which emits in input order) can always move on.
+fn worker<P, Q, T, F>(
+    gpu: &Gpu,
+    g: usize,
+    depth: usize,
+    work: &WorkQueue<(usize, T)>,
+    done: Done<Q>,
+    op: &F,
+) -> Result<()>
+where
+    P: Pixel,
+    Q: Pixel,
+    T: Borrow<Image<P>>,
+    F: Fn(&Stream, &DeviceImage<P>, &mut DeviceImage<Q>) -> Result<()> + Sync,
+{
+    let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let mut slots: Vec<Slot<P, Q, T>> = (0..depth)
+        .map(|_| {
+            let stream = gpu.stream()?;
+            let ctx = stream.raw.context().clone();
+            let events =
+                [ctx.new_event(timing)?, ctx.new_event(timing)?, ctx.new_event(timing)?, ctx.new_event(timing)?];
+            Ok(Slot { stream, buffers: None, events, busy: None })
+        })
+        .collect::<Result<_>>()?;
+    let mut k = 0usize;
+    loop {
+        let busy = slots.iter().any(|s| s.busy.is_some());
+        // With work in flight, never block for input: emit the oldest image instead.
+        match work.pop(!busy) {
+            Pop::Item((index, img)) => {
+                let slot = &mut slots[k % depth];
+                k += 1;
+                finish(slot, g, &done);
+                let (host_in, launched) = queue(slot, img.borrow(), op);
+                slot.busy = Some(InFlight { index, host_in, launched, _input: img });
+            }
+            Pop::Closed => break,
+            Pop::Empty => {
+                if let Some(i) = (0..depth).map(|i| (k + i) % depth).find(|&i| slots[i].busy.is_some()) {
+                    finish(&mut slots[i], g, &done);
+                }
+            }
+        }
+    }
+    for i in 0..depth {
+        finish(&mut slots[(k + i) % depth], g, &done);
+    }
+    Ok(())
+}
+
+/// Queues one image on a slot: host copy into pinned memory (timed), upload, `op`, download.
+fn queue<P, Q, T, F>(slot: &mut Slot<P, Q, T>, img: &Image<P>, op: &F) -> (Duration, Result<()>)
+where
+    P: Pixel,
+    Q: Pixel,
+    F: Fn(&Stream, &DeviceImage<P>, &mut DeviceImage<Q>) -> Result<()> + Sync,
+{
+    let mut host_in = Duration::ZERO;
+    let mut run = || -> Result<()> {
+        let (w, h) = img.dimensions();
+        if slot.buffers.as_ref().is_none_or(|b| b.dev_in.dimensions() != (w, h)) {
+            // New size: new buffers (the old ones' drops wait for their copies).
+            slot.buffers = None;
+            let gpu = slot.stream.gpu();
+            slot.buffers = Some(Buffers {
+                pin_in: gpu.alloc_pinned(w, h)?,
+                pin_out: gpu.alloc_pinned(w, h)?,
+                dev_in: slot.stream.alloc_for_output(w, h)?,
+                dev_out: slot.stream.alloc_for_output(w, h)?,
+            });
+        }
+        let b = slot.buffers.as_mut().expect("set above");
+        let raw = &slot.stream.raw;
+        if is_registered(img.as_bytes()) {
+            // Page-locked by `Gpu::register`: DMA straight from the caller's image (held in
+            // the slot until done), no staging copy.
+            slot.events[0].record(raw)?;
+            slot.stream.upload_into(&img.view(), &mut b.dev_in)?;
+        } else {
+            let t = Instant::now();
+            copy_parallel(b.pin_in.as_bytes_mut()?, img.as_bytes());
+            host_in = t.elapsed();
+            slot.events[0].record(raw)?;
+            slot.stream.upload_pinned_into(&b.pin_in, &mut b.dev_in)?;
+        }
+        slot.events[1].record(raw)?;
+        op(&slot.stream, &b.dev_in, &mut b.dev_out)?;
+        slot.events[2].record(raw)?;
+        slot.stream.download_pinned(&b.dev_out, &mut b.pin_out)?;
+        slot.events[3].record(raw)?;
+        Ok(())
+    };
+    let result = run();
+    (host_in, result)
+}
+
+/// Waits for a slot's image, if any, and hands its result to the collector.
+fn finish<P: Pixel, Q: Pixel, T>(slot: &mut Slot<P, Q, T>, g: usize, done: &Done<Q>) {
+    let Some(flight) = slot.busy.take() else { return };
+    if flight.launched.is_err() {
+        // Part of the image's work may be queued (an upload from its memory among it): let
+        // it finish before the input is let go. An error here repeats the one reported.
+        let _ = slot.stream.synchronize();
+    }
+    let mut times = SlotTimes { host_in: flight.host_in, ..SlotTimes::default() };
+    let result = flight.launched.and_then(|()| {
+        let b = slot.buffers.as_ref().expect("a busy slot has buffers");
+        let bytes = b.pin_out.as_bytes()?; // waits for the download
+        let t = Instant::now();
+        // One pass: allocate and copy (no zeroing first).
+        let out = Image::<Q>::from_bytes(b.pin_out.width(), b.pin_out.height(), bytes)?;
+        times.host_out = t.elapsed();
+        let ms = |a: &CudaEvent, z: &CudaEvent| a.elapsed_ms(z).map(|m| Duration::from_secs_f32(m.max(0.0) / 1e3));
+        times.upload = ms(&slot.events[0], &slot.events[1])?;
+        times.kernel = ms(&slot.events[1], &slot.events[2])?;
+        times.download = ms(&slot.events[2], &slot.events[3])?;
+        Ok(out)
+    });
+    // The collector is gone only when the run is over: nothing to report to.
+    let _ = done.send((flight.index, g, result, times));
+}
+
+/// Host images of any sizes as views, for the batch calls.
+pub fn views<P: Pixel>(images: &[Image<P>]) -> Vec<ImageView<'_, P>> {
+    images.iter().map(|i| i.view()).collect()
+}
