@@ -265,3 +265,22 @@ fn constructors_check_their_sizes() {
         still_works(&s);
     }
 }
+
+/// The `image` crate decodes a truncated JPEG into an image with zeros where the data ends;
+/// cuimg's loaders refuse it, by the JPEG's own marker structure.
+#[test]
+fn truncated_jpegs_are_refused() {
+    let img = Image::<Rgb8>::from_fn(120, 80, |x, y| Rgb8([x as u8, y as u8, (x ^ y) as u8]));
+    let jpg = cuimg::io::encode(&img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    assert!(cuimg::io::jpeg_is_complete(&jpg));
+    assert!(cuimg::io::decode_rgb(&jpg, std::path::Path::new("ok.jpg")).is_ok());
+    for cut in [jpg.len() - 2, jpg.len() * 3 / 4, jpg.len() / 2, 200, 3] {
+        assert!(!cuimg::io::jpeg_is_complete(&jpg[..cut]), "cut at {cut}");
+        let err = cuimg::io::decode_rgb(&jpg[..cut], std::path::Path::new("cut.jpg")).unwrap_err();
+        assert!(err.to_string().contains("truncated JPEG"), "{err}");
+    }
+    // Trailing bytes after the end-of-image marker are fine.
+    let mut padded = jpg.clone();
+    padded.extend_from_slice(&[0, 0, 0]);
+    assert!(cuimg::io::jpeg_is_complete(&padded));
+}

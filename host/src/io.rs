@@ -23,7 +23,54 @@ pub fn sample_rgb() -> Image<Rgb8> {
 }
 
 fn decode(bytes: &[u8], path: &Path) -> Result<DynamicImage> {
+    if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(bytes) {
+        // The `image` crate's JPEG decoder returns a truncated file as an image, with zeros
+        // where the data ends: refuse it instead of handing out a corrupt picture.
+        return Err(Error::Decode {
+            path: path.into(),
+            source: image::ImageError::Decoding(image::error::DecodingError::new(
+                image::ImageFormat::Jpeg.into(),
+                "truncated JPEG: the data ends before its end-of-image marker",
+            )),
+        });
+    }
     image::load_from_memory(bytes).map_err(|source| Error::Decode { path: path.into(), source })
+}
+
+/// Whether a JPEG's marker structure runs to its end-of-image marker (`FF D9`): the segments
+/// before each scan are skipped by their lengths, the entropy-coded data of a scan by
+/// scanning for the next marker (`FF 00` is a stuffed byte, `FF D0`..`FF D7` restarts).
+/// An embedded thumbnail's own end-of-image marker lies inside a segment, so it is skipped.
+pub fn jpeg_is_complete(bytes: &[u8]) -> bool {
+    let mut i = 2; // after SOI
+    while i + 1 < bytes.len() {
+        if bytes[i] != 0xFF {
+            return false;
+        }
+        let marker = bytes[i + 1];
+        match marker {
+            0xD9 => return true,
+            0xFF => i += 1, // fill byte
+            0x01 | 0xD0..=0xD7 => i += 2,
+            _ => {
+                let Some(len) = bytes.get(i + 2..i + 4).map(|l| u16::from_be_bytes([l[0], l[1]]) as usize) else {
+                    return false;
+                };
+                i += 2 + len;
+                if marker == 0xDA {
+                    // Entropy-coded data: up to the next marker that is not a stuffed byte
+                    // or a restart.
+                    while i + 1 < bytes.len() {
+                        if bytes[i] == 0xFF && bytes[i + 1] != 0x00 && !(0xD0..=0xD7).contains(&bytes[i + 1]) {
+                            break;
+                        }
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -125,6 +172,56 @@ impl Encode for Rgba8 {
 pub fn save<P: Encode>(img: &Image<P>, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     P::to_dynamic(img).save(path).map_err(|source| Error::Encode { path: path.into(), source })
+}
+
+/// A file format to encode to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Png,
+    /// JPEG at `quality` 1 to 100.
+    Jpeg {
+        quality: u8,
+    },
+}
+
+impl Format {
+    /// The format a path's extension names (`png`, `jpg`, `jpeg`; any case), JPEG at
+    /// `quality`.
+    pub fn from_path(path: &Path, quality: u8) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "png" => Some(Format::Png),
+            "jpg" | "jpeg" => Some(Format::Jpeg { quality }),
+            _ => None,
+        }
+    }
+}
+
+/// Encodes to bytes in memory (PNG, or JPEG at a quality).
+///
+/// ```
+/// use cuimg::io::{encode, Format};
+/// let img = cuimg::Image::<cuimg::Rgb8>::filled(16, 16, 90);
+/// let jpg = encode(&img, Format::Jpeg { quality: 90 }).unwrap();
+/// assert!(jpg.starts_with(&[0xFF, 0xD8]) && cuimg::io::jpeg_is_complete(&jpg));
+/// ```
+pub fn encode<P: Encode>(img: &Image<P>, format: Format) -> Result<Vec<u8>> {
+    let err = |source| Error::Encode { path: "<memory>".into(), source };
+    let mut out = std::io::Cursor::new(Vec::new());
+    match format {
+        Format::Png => P::to_dynamic(img).write_to(&mut out, image::ImageFormat::Png).map_err(err)?,
+        Format::Jpeg { quality } => {
+            // JPEG has no alpha: formats with one are flattened to their color channels.
+            let dynamic = P::to_dynamic(img);
+            let dynamic = match dynamic.color().has_alpha() {
+                true if dynamic.color().has_color() => DynamicImage::ImageRgb8(dynamic.into_rgb8()),
+                true => DynamicImage::ImageLuma8(dynamic.into_luma8()),
+                false => dynamic,
+            };
+            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100));
+            dynamic.write_with_encoder(encoder).map_err(err)?;
+        }
+    }
+    Ok(out.into_inner())
 }
 
 /// Encodes to PNG bytes in memory.

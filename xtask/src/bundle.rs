@@ -51,10 +51,11 @@ fn copy(from: &Path, to: &Path) -> Result {
 pub fn run() -> Result {
     let dir = root().join("gpu-bundle");
     let _ = std::fs::remove_dir_all(&dir);
-    for sub in ["tests", "examples", "bench", "images"] {
+    for sub in ["tests", "examples", "bench", "images", "bin"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let mut all = executables(&["test", "--release", "--workspace", "--no-run"])?;
+    all.extend(executables(&["build", "--release", "--package", "cuimg-cli", "--bins"])?);
     all.extend(executables(&[
         "build",
         "--release",
@@ -67,7 +68,7 @@ pub fn run() -> Result {
     ])?);
     for (kind, name, exe) in &all {
         // Test harnesses of crates with no tests of their own carry nothing to run.
-        if kind == "test-xtask" || kind == "test-cuimg-tests" {
+        if kind == "test-xtask" || kind == "test-cuimg-tests" || kind == "test-cuimg-cli" {
             continue;
         }
         let sub = if kind.starts_with("test-") {
@@ -76,10 +77,16 @@ pub fn run() -> Result {
             "examples"
         } else if kind.starts_with("bench") {
             "bench"
+        } else if kind == "bin-cuimg" {
+            "bin"
         } else {
             continue;
         };
-        let file = if sub == "tests" { kind.clone() } else { name.clone() };
+        let file = match sub {
+            "tests" => kind.clone(),
+            "bin" => "cuimg".to_string(),
+            _ => name.clone(),
+        };
         copy(exe, &dir.join(sub).join(file))?;
     }
     let images = root().join("../shared/images");

@@ -1,0 +1,186 @@
+//! The `cuimg` binary on temporary folders: good files become outputs equal to the CPU
+//! reference, every bad file is reported with its path and skipped, nothing half-written or
+//! overwritten is left behind, and the exit code says whether all went well.
+//!
+//! The binary is `CUIMG_BIN` when set (the GPU bundle runs these tests on the lent GPU with
+//! its own copy of the binary), else the one cargo built.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cuimg::{GrayWeights, Image, Rgb8, cpu};
+
+fn bin() -> PathBuf {
+    std::env::var_os("CUIMG_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cuimg")), PathBuf::from)
+}
+
+fn cuimg(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("the cuimg binary runs")
+}
+
+/// A fresh temporary folder for one test.
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cuimg-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn photo(w: u32, h: u32, seed: u8) -> Image<Rgb8> {
+    Image::from_fn(w, h, |x, y| Rgb8([(x * 7 + y) as u8 ^ seed, (y * 3) as u8, (x + y * 11) as u8 ^ seed]))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn good_files_are_processed_and_bad_ones_reported() {
+    let dir = temp("mixed");
+    let (inp, out) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&inp).unwrap();
+    let (a, b) = (photo(64, 48, 1), photo(333, 257, 2));
+    cuimg::io::save(&a, inp.join("a.png")).unwrap();
+    cuimg::io::save(&b, inp.join("b.png")).unwrap();
+    // Bad files: corrupt PNG, empty file, truncated JPEG, not an image.
+    std::fs::write(inp.join("corrupt.png"), b"\x89PNG\r\n\x1a\nthis is not a png").unwrap();
+    std::fs::write(inp.join("empty.png"), b"").unwrap();
+    let jpg = cuimg::io::encode(&b, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    std::fs::write(inp.join("cut.jpg"), &jpg[..jpg.len() / 2]).unwrap();
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, b"hello").unwrap();
+
+    let o = cuimg(&["gray", s(&inp), s(&notes), "-o", s(&out), "--report"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for bad in ["corrupt.png", "empty.png", "cut.jpg", "notes.txt"] {
+        assert!(err.contains(bad), "no error names {bad}:\n{err}");
+    }
+    assert!(err.contains("truncated JPEG"), "{err}");
+    for (name, img) in [("a", &a), ("b", &b)] {
+        let got = cuimg::io::load_gray(out.join(format!("{name}.png"))).unwrap();
+        assert_eq!(got, cpu::grayscale(&img.view(), GrayWeights::Bt601).unwrap(), "{name}");
+    }
+    let left: Vec<String> =
+        std::fs::read_dir(&out).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into()).collect();
+    assert_eq!(left.len(), 2, "only the two good outputs, no temporary files: {left:?}");
+    assert!(err.contains("decode"), "the report's stages: {err}");
+}
+
+#[test]
+fn inputs_are_never_overwritten() {
+    let dir = temp("inplace");
+    let img = photo(20, 10, 3);
+    cuimg::io::save(&img, dir.join("p.png")).unwrap();
+    let before = std::fs::read(dir.join("p.png")).unwrap();
+    let o = cuimg(&["equalize", s(&dir), "-o", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("would overwrite an input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.join("p.png")).unwrap(), before);
+}
+
+#[test]
+fn an_unwritable_output_folder_is_a_clear_error() {
+    let dir = temp("unwritable");
+    let img = photo(8, 8, 4);
+    cuimg::io::save(&img, dir.join("p.png")).unwrap();
+    // A folder inside a file cannot be made.
+    let file = dir.join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = cuimg(&["gray", s(&dir.join("p.png")), "-o", s(&file.join("out"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot create the output folder"), "{}", stderr(&o));
+}
+
+#[test]
+fn jpeg_out_and_tables_and_histograms() {
+    let dir = temp("formats");
+    let img = photo(100, 60, 5);
+    cuimg::io::save(&img, dir.join("p.png")).unwrap();
+    let out = dir.join("out");
+    let o = cuimg(&[
+        "lut",
+        s(&dir.join("p.png")),
+        "-o",
+        s(&out),
+        "--table",
+        "invert",
+        "--format",
+        "jpg",
+        "--quality",
+        "95",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(out.join("p.jpg")).unwrap();
+    assert!(cuimg::io::jpeg_is_complete(&bytes));
+    assert_eq!(cuimg::io::decode_rgb(&bytes, Path::new("p.jpg")).unwrap().dimensions(), (100, 60));
+    let o = cuimg(&["lut", s(&dir.join("p.png")), "-o", s(&out), "--table", "gamma:-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    let o = cuimg(&["histogram", s(&dir.join("p.png")), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("p.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 257);
+    let want = cpu::histogram(&img.view()).unwrap();
+    for (b, line) in lines[1..].iter().enumerate() {
+        let counts: Vec<u32> = line.split(',').skip(1).map(|v| v.parse().unwrap()).collect();
+        assert_eq!(counts, vec![want.channel(0)[b], want.channel(1)[b], want.channel(2)[b]], "bin {b}");
+    }
+}
+
+/// The CPU path (`--cpu`) and the default path (the GPU where there is one) write the same
+/// bytes: the kernels are exact.
+#[test]
+fn cpu_and_default_paths_agree() {
+    let dir = temp("paths");
+    for i in 0..6u8 {
+        cuimg::io::save(&photo(50 + i as u32 * 13, 40, i), dir.join(format!("p{i}.png"))).unwrap();
+    }
+    for op in ["gray", "bw", "equalize"] {
+        let (cpu_out, def_out) = (dir.join(format!("{op}-cpu")), dir.join(format!("{op}-default")));
+        assert!(cuimg(&[op, s(&dir), "-o", s(&cpu_out), "--cpu"]).status.success());
+        let o = cuimg(&[op, s(&dir), "-o", s(&def_out)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        for i in 0..6 {
+            let name = format!("p{i}.png");
+            assert_eq!(
+                std::fs::read(cpu_out.join(&name)).unwrap(),
+                std::fs::read(def_out.join(&name)).unwrap(),
+                "{op} {name}"
+            );
+        }
+    }
+}
+
+/// A PNG header that claims 60000x60000 pixels: an error, without allocating 10 GB first.
+#[test]
+fn a_huge_header_is_refused_cheaply() {
+    let dir = temp("bomb");
+    let mut png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR".to_vec();
+    let ihdr = [&60000u32.to_be_bytes()[..], &60000u32.to_be_bytes()[..], &[8, 2, 0, 0, 0]].concat();
+    png.extend_from_slice(&ihdr);
+    let crc = crc32(&[b"IHDR".as_slice(), &ihdr].concat());
+    png.extend_from_slice(&crc.to_be_bytes());
+    std::fs::write(dir.join("bomb.png"), &png).unwrap();
+    let t = std::time::Instant::now();
+    let o = cuimg(&["gray", s(&dir.join("bomb.png")), "-o", s(&dir.join("out")), "--cpu"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bomb.png"));
+    assert!(t.elapsed().as_secs() < 10, "refused only after {:?}", t.elapsed());
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
