@@ -104,6 +104,17 @@ pub enum Error {
         source: image::ImageError,
     },
 
+    /// nvJPEG could not be loaded (not installed, or not where cuimg looks): JPEG files
+    /// then decode and encode on the CPU.
+    #[error(
+        "no nvJPEG: {0}; install the CUDA toolkit's libnvjpeg (or the nvidia-nvjpeg wheel), or set CUIMG_NVJPEG to its file"
+    )]
+    NoNvjpeg(String),
+
+    /// nvJPEG refused a call (a corrupt or unsupported JPEG, for one).
+    #[error("nvJPEG: {what} failed (status {status})")]
+    Nvjpeg { what: String, status: i32 },
+
     /// Any other CUDA driver error, such as running out of device memory.
     #[error("CUDA driver error: {0}")]
     Cuda(#[from] cudarc::driver::DriverError),

@@ -38,6 +38,7 @@ pub mod cpu;
 mod error;
 mod image;
 pub mod io;
+pub mod jpeg;
 pub mod ops;
 pub mod pipeline;
 mod pixel;

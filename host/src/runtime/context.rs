@@ -209,6 +209,12 @@ impl Gpu {
         &self.inner.startup
     }
 
+    /// Makes this GPU's context current on the calling thread (for libraries called
+    /// directly, such as nvJPEG).
+    pub(crate) fn bind(&self) -> Result<()> {
+        Ok(self.inner.ctx.bind_to_thread()?)
+    }
+
     /// The device's name, such as "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
         &self.inner.name

@@ -1,0 +1,132 @@
+//! nvJPEG: decode against the `image` crate's decoder (the two IDCTs and chroma upsamplers
+//! round differently, so the bound is a PSNR, stated below), encode read back by the `image`
+//! crate, batches with bad files among good ones, and typed errors.
+
+use cuimg::jpeg::{DecodedJpeg, Jpeg};
+use cuimg::{Error, Gray8, Image, Rgb8};
+use cuimg_tests::{color_photos, gpu, random};
+
+/// PSNR of two images of the same size, in dB.
+fn psnr(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let mse = a.iter().zip(b).map(|(&x, &y)| (x as f64 - y as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    if mse == 0.0 { f64::INFINITY } else { 10.0 * (255.0f64 * 255.0 / mse).log10() }
+}
+
+/// The lowest PSNR accepted between nvJPEG's and the `image` crate's decode of one file.
+const DECODERS_AGREE_DB: f64 = 30.0;
+
+fn jpeg_or_skip(gpu: &cuimg::Gpu) -> Option<std::sync::Arc<Jpeg>> {
+    match Jpeg::new(gpu) {
+        Ok(j) => Some(j),
+        Err(Error::NoNvjpeg(why)) if std::env::var("CUIMG_REQUIRE_NVJPEG").as_deref() != Ok("1") => {
+            eprintln!("SKIP: {why}");
+            None
+        }
+        Err(e) => panic!("nvJPEG is there but could not be used: {e}"),
+    }
+}
+
+#[test]
+fn missing_library_is_a_typed_error() {
+    // Where the library is missing (CI), the error names it and where cuimg looked.
+    if std::env::var_os("CUIMG_NVJPEG").is_none() && cuimg::jpeg::load().is_err() {
+        let err = cuimg::jpeg::load().unwrap_err();
+        assert!(matches!(err, Error::NoNvjpeg(_)));
+        assert!(err.to_string().contains("libnvjpeg"), "{err}");
+    }
+}
+
+#[test]
+fn decode_agrees_with_the_image_crate() {
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    println!("{jpeg:?}");
+    let s = gpu.stream().unwrap();
+    let mut cases: Vec<(String, Image<Rgb8>)> = color_photos().into_iter().map(|(n, i)| (n.to_string(), i)).collect();
+    for (w, h) in [(1, 1), (17, 3), (333, 257), (1023, 769)] {
+        cases.push((format!("random {w}x{h}"), random::<Rgb8>(w, h, w as u64)));
+    }
+    let mut worst = f64::INFINITY;
+    for (name, img) in &cases {
+        for quality in [75, 90, 100] {
+            let bytes = cuimg::io::encode(img, cuimg::io::Format::Jpeg { quality }).unwrap();
+            let cpu = cuimg::io::decode_rgb(&bytes, std::path::Path::new("x.jpg")).unwrap();
+            let DecodedJpeg::Rgb(dev) = jpeg.decode(&s, &bytes).unwrap() else {
+                panic!("{name}: a color JPEG came back gray")
+            };
+            let gpu_img = s.download(&dev).unwrap();
+            assert_eq!(gpu_img.dimensions(), img.dimensions(), "{name}");
+            let db = psnr(gpu_img.as_bytes(), cpu.as_bytes());
+            worst = worst.min(db);
+            assert!(db >= DECODERS_AGREE_DB, "{name} q{quality}: nvJPEG and the image crate differ: {db:.1} dB");
+        }
+    }
+    println!("nvJPEG vs image crate decode: worst PSNR {worst:.1} dB over {} files", cases.len() * 3);
+}
+
+#[test]
+fn gray_jpegs_decode_to_gray() {
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    let s = gpu.stream().unwrap();
+    let img = random::<Gray8>(129, 65, 3);
+    let bytes = cuimg::io::encode(&img, cuimg::io::Format::Jpeg { quality: 95 }).unwrap();
+    let DecodedJpeg::Gray(dev) = jpeg.decode(&s, &bytes).unwrap() else { panic!("a gray JPEG came back in color") };
+    let cpu = image::load_from_memory(&bytes).unwrap().into_luma8();
+    let db = psnr(s.download(&dev).unwrap().as_bytes(), cpu.as_raw());
+    assert!(db >= DECODERS_AGREE_DB, "{db:.1} dB");
+    // And as RGB on request: every channel the gray value.
+    let rgb = s.download(&jpeg.decode_rgb(&s, &bytes).unwrap()).unwrap();
+    assert!(rgb.pixels().iter().all(|p| p.0[0] == p.0[1] && p.0[1] == p.0[2]));
+}
+
+#[test]
+fn encode_reads_back() {
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    let s = gpu.stream().unwrap();
+    for (name, img) in color_photos() {
+        let dev = s.upload(&img.view()).unwrap();
+        let bytes = jpeg.encode_rgb(&s, &dev, 90).unwrap();
+        assert!(cuimg::io::jpeg_is_complete(&bytes), "{name}");
+        let back = cuimg::io::decode_rgb(&bytes, std::path::Path::new("x.jpg")).unwrap();
+        let db = psnr(back.as_bytes(), img.as_bytes());
+        assert!(db > 30.0, "{name}: {db:.1} dB at quality 90");
+        let gray = cuimg::cpu::grayscale(&img.view(), cuimg::GrayWeights::Bt601).unwrap();
+        let bytes = jpeg.encode_gray(&s, &s.upload(&gray.view()).unwrap(), 90).unwrap();
+        let back = image::load_from_memory(&bytes).unwrap();
+        assert_eq!(back.color(), image::ColorType::L8, "{name}: a gray JPEG");
+        assert!(psnr(back.into_luma8().as_raw(), gray.as_bytes()) > 30.0);
+    }
+}
+
+#[test]
+fn batches_report_each_bad_file_alone() {
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    let s = gpu.stream().unwrap();
+    let imgs: Vec<Image<Rgb8>> = (0..6).map(|i| random::<Rgb8>(200 + i * 7, 150, i as u64)).collect();
+    let mut files: Vec<Vec<u8>> =
+        imgs.iter().map(|i| cuimg::io::encode(i, cuimg::io::Format::Jpeg { quality: 90 }).unwrap()).collect();
+    let cut = files[2].len() / 2;
+    files[2].truncate(cut); // truncated
+    files[4] = b"\xFF\xD8\xFF\xE0 not a jpeg at all".to_vec(); // corrupt
+    let views: Vec<&[u8]> = files.iter().map(|f| f.as_slice()).collect();
+    let results = jpeg.decode_batch_rgb(&s, &views).unwrap();
+    assert_eq!(results.len(), 6);
+    for (i, r) in results.iter().enumerate() {
+        match (i, r) {
+            (2 | 4, Err(e)) => assert!(matches!(e, Error::Nvjpeg { .. }), "file {i}: {e}"),
+            (2 | 4, Ok(_)) => panic!("file {i} is bad but decoded"),
+            (_, Ok(dev)) => {
+                let cpu = cuimg::io::decode_rgb(&files[i], std::path::Path::new("x.jpg")).unwrap();
+                assert!(psnr(s.download(dev).unwrap().as_bytes(), cpu.as_bytes()) >= DECODERS_AGREE_DB, "file {i}");
+            }
+            (_, Err(e)) => panic!("file {i}: {e}"),
+        }
+    }
+    // The stream and the codec still work.
+    let ok = jpeg.decode_rgb(&s, &files[0]).unwrap();
+    assert_eq!(ok.dimensions(), (200, 150));
+}
