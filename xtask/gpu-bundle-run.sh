@@ -7,6 +7,7 @@
 #                       synccheck, initcheck; exits non-zero on any finding
 #   ./run.sh bench [args]  the kernel benchmark (writes to $OUT/bench or ./out/bench)
 #   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
+#   ./run.sh files [args]  the cuimg tool on JPEG and PNG folders, GPU against CPU; nvJPEG decode
 #   ./run.sh all        test, examples, sanitize, then both benchmarks
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +38,7 @@ run_examples() {
   mkdir -p "$OUTDIR/examples"
   for e in "$HERE"/examples/*; do
     local n; n=$(basename "$e")
+    [ "$n" = files_bench ] && continue  # a benchmark: run.sh files
     echo "== example $n (embedded photo)"
     (cd "$OUTDIR/examples" && "$e") || rc=1
     echo "== example $n (coffee.png)"
@@ -69,6 +71,7 @@ case "$mode" in
   sanitize) run_sanitize ;;
   bench) "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" ;;
   throughput) "$HERE"/bench/throughput --out "$OUTDIR/throughput" "$@" ;;
+  files) "$HERE"/examples/files_bench --out "$OUTDIR/files" "$@" ;;
   all)
     status=0
     run_tests || status=1
@@ -78,5 +81,5 @@ case "$mode" in
     "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
     "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|bench|throughput|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|bench|throughput|files|all]"; exit 2 ;;
 esac

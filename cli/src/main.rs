@@ -158,34 +158,75 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         |p| format!("{} x {}", p.len(), p.gpus()[0].name()),
     );
     let jpeg = |path: &Path| Format::from_path(path, c.quality).unwrap_or(Format::Png);
-    match (op, &gpus) {
-        (Op::Histogram(_), _) => histograms(&jobs, gpus.as_ref(), ext == Some("json"), &run),
-        (Op::Gray(_), Some(pool)) => {
-            on_gpu::<Gray8>(&jobs, pool, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
+    // JPEG in, on a GPU with nvJPEG: decoded (and, for JPEG out, encoded) on the GPU.
+    let all_jpeg =
+        !jobs.is_empty() && jobs.iter().all(|(i, _)| matches!(Format::from_path(i, 0), Some(Format::Jpeg { .. })));
+    let codecs = match (&gpus, all_jpeg && !histogram) {
+        (Some(pool), true) => match pool.gpus().iter().map(cuimg::jpeg::Jpeg::new).collect::<cuimg::Result<Vec<_>>>() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("JPEG through the CPU: {e}");
+                None
+            }
+        },
+        _ => None,
+    };
+    let opened = start.elapsed();
+    let device = match &codecs {
+        Some(c) if c[0].hardware() => format!("{device}, nvJPEG (hardware decoder)"),
+        Some(_) => format!("{device}, nvJPEG"),
+        None => device,
+    };
+    match (op, &gpus, &codecs) {
+        (Op::Gray(_), Some(pool), Some(codecs)) => {
+            jpeg_on_gpu::<Gray8>(&jobs, pool, codecs, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
         }
-        (Op::Bw(_), Some(pool)) => {
-            on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
+        (Op::Bw(_), Some(pool), Some(codecs)) => {
+            jpeg_on_gpu::<Rgb8>(&jobs, pool, codecs, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
         }
-        (Op::Equalize(_), Some(pool)) => {
-            on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
+        (Op::Equalize(_), Some(pool), Some(codecs)) => {
+            jpeg_on_gpu::<Rgb8>(&jobs, pool, codecs, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
         }
-        (Op::Lut { .. }, Some(pool)) => {
+        (Op::Lut { .. }, Some(pool), Some(codecs)) => {
             let lut = lut.expect("parsed above");
-            on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, move |s, a, b| {
-                // One upload of 768 bytes per image: small against the image's own.
+            jpeg_on_gpu::<Rgb8>(&jobs, pool, codecs, &jpeg, &run, move |s, a, b| {
                 s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
             })
         }
-        (Op::Gray(_), None) => on_cpu::<Gray8>(&jobs, &jpeg, &run, |i| cpu::grayscale(&i.view(), GrayWeights::Bt601)),
-        (Op::Bw(_), None) => {
-            on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::black_and_white(&i.view(), GrayWeights::Bt601))
-        }
-        (Op::Equalize(_), None) => {
-            on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::equalize_color(&i.view(), EqualizeMode::Luma))
-        }
-        (Op::Lut { .. }, None) => {
-            let lut = lut.expect("parsed above");
-            on_cpu::<Rgb8>(&jobs, &jpeg, &run, move |i| cpu::apply_lut(&i.view(), &lut))
+        _ => {}
+    }
+    if codecs.is_none() {
+        match (op, &gpus) {
+            (Op::Histogram(_), _) => histograms(&jobs, gpus.as_ref(), ext == Some("json"), &run),
+            (Op::Gray(_), Some(pool)) => {
+                on_gpu::<Gray8>(&jobs, pool, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
+            }
+            (Op::Bw(_), Some(pool)) => {
+                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
+            }
+            (Op::Equalize(_), Some(pool)) => {
+                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
+            }
+            (Op::Lut { .. }, Some(pool)) => {
+                let lut = lut.expect("parsed above");
+                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, move |s, a, b| {
+                    // One upload of 768 bytes per image: small against the image's own.
+                    s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
+                })
+            }
+            (Op::Gray(_), None) => {
+                on_cpu::<Gray8>(&jobs, &jpeg, &run, |i| cpu::grayscale(&i.view(), GrayWeights::Bt601))
+            }
+            (Op::Bw(_), None) => {
+                on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::black_and_white(&i.view(), GrayWeights::Bt601))
+            }
+            (Op::Equalize(_), None) => {
+                on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::equalize_color(&i.view(), EqualizeMode::Luma))
+            }
+            (Op::Lut { .. }, None) => {
+                let lut = lut.expect("parsed above");
+                on_cpu::<Rgb8>(&jobs, &jpeg, &run, move |i| cpu::apply_lut(&i.view(), &lut))
+            }
         }
     }
     run.progress.finish_and_clear();
@@ -193,10 +234,11 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     let failures = run.failures.into_inner().unwrap_or_else(|e| e.into_inner());
     let done = run.done.load(Relaxed);
     eprintln!(
-        "{done} images written, {} failed, in {:.2} s ({:.1} images/s) on {device}",
+        "{done} images written, {} failed, in {:.2} s ({:.1} images/s) on {device}; {:.0} ms of it opening the GPU and codecs",
         failures.len(),
         wall.as_secs_f64(),
-        done as f64 / wall.as_secs_f64().max(1e-9)
+        done as f64 / wall.as_secs_f64().max(1e-9),
+        opened.as_secs_f64() * 1e3
     );
     if c.report {
         eprintln!("{}", run.stages.table(done, wall));
@@ -384,6 +426,143 @@ fn histograms(jobs: &[inputs::Job], pool: Option<&GpuPool>, json: bool, run: &Ru
         match run.stages.time(Stage::Write, || inputs::write_atomically(out, text.as_bytes())) {
             Ok(()) => run.ok(),
             Err(e) => run.fail(out, format!("cannot write: {e}")),
+        }
+    });
+}
+
+/// Formats nvJPEG encodes from device images.
+trait GpuJpeg: Pixel + Encode {
+    fn encode_on_gpu(
+        jpeg: &cuimg::jpeg::Jpeg,
+        s: &Stream,
+        img: &DeviceImage<Self>,
+        quality: u8,
+    ) -> cuimg::Result<Vec<u8>>;
+}
+
+impl GpuJpeg for Gray8 {
+    fn encode_on_gpu(
+        jpeg: &cuimg::jpeg::Jpeg,
+        s: &Stream,
+        img: &DeviceImage<Self>,
+        quality: u8,
+    ) -> cuimg::Result<Vec<u8>> {
+        jpeg.encode_gray(s, img, quality)
+    }
+}
+
+impl GpuJpeg for Rgb8 {
+    fn encode_on_gpu(
+        jpeg: &cuimg::jpeg::Jpeg,
+        s: &Stream,
+        img: &DeviceImage<Self>,
+        quality: u8,
+    ) -> cuimg::Result<Vec<u8>> {
+        jpeg.encode_rgb(s, img, quality)
+    }
+}
+
+/// JPEG files on the GPU: each worker (several per GPU, each with its own stream and
+/// nvJPEG codec state) reads a handful of files, decodes them together on the GPU (the
+/// hardware decoder where there is one), runs the operation, and encodes JPEG outputs on the
+/// GPU too (other formats are downloaded and encoded on the CPU), then writes.
+fn jpeg_on_gpu<Q: GpuJpeg>(
+    jobs: &[inputs::Job],
+    pool: &GpuPool,
+    codecs: &[std::sync::Arc<cuimg::jpeg::Jpeg>],
+    format: &(dyn Fn(&Path) -> Format + Sync),
+    run: &Run,
+    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
+) {
+    // Files per hardware-decoder call, and workers per GPU: the decoder wants large batches;
+    // two workers keep one batch decoding while the other's results are encoded.
+    const BATCH: usize = 32;
+    let next = AtomicUsize::new(0);
+    let workers_per_gpu = 2;
+    std::thread::scope(|scope| {
+        for (gpu, codec) in pool.gpus().iter().zip(codecs) {
+            for _ in 0..workers_per_gpu {
+                let (next, op) = (&next, &op);
+                scope.spawn(move || {
+                    // One codec per worker: nvJPEG states serialize the calls that share them.
+                    let jpeg = match cuimg::jpeg::Jpeg::new(gpu) {
+                        Ok(j) => j,
+                        Err(_) => codec.clone(),
+                    };
+                    let s = match gpu.stream() {
+                        Ok(s) => s,
+                        Err(e) => return run.progress.suspend(|| eprintln!("error: a GPU stream: {e}")),
+                    };
+                    loop {
+                        let start = next.fetch_add(BATCH, Relaxed);
+                        if start >= jobs.len() {
+                            break;
+                        }
+                        let chunk = &jobs[start..(start + BATCH).min(jobs.len())];
+                        let files: Vec<Option<Vec<u8>>> = chunk
+                            .iter()
+                            .map(|(input, _)| match run.stages.time(Stage::Read, || std::fs::read(input)) {
+                                Ok(b) => Some(b),
+                                Err(e) => {
+                                    run.fail(input, format!("cannot read: {e}"));
+                                    None
+                                }
+                            })
+                            .collect();
+                        let readable: Vec<usize> = (0..chunk.len()).filter(|&i| files[i].is_some()).collect();
+                        let bytes: Vec<&[u8]> =
+                            readable.iter().map(|&i| files[i].as_deref().expect("readable")).collect();
+                        let decoded = run.stages.time(Stage::Decode, || {
+                            let r = jpeg.decode_batch_rgb(&s, &bytes);
+                            let _ = s.synchronize();
+                            r
+                        });
+                        let decoded = match decoded {
+                            Ok(d) => d,
+                            Err(e) => {
+                                for &i in &readable {
+                                    run.fail(&chunk[i].0, &e);
+                                }
+                                continue;
+                            }
+                        };
+                        for (&i, img) in readable.iter().zip(decoded) {
+                            let (input, out) = &chunk[i];
+                            let result = img.and_then(|src| {
+                                let mut dst = s.alloc::<Q>(src.width(), src.height())?;
+                                run.stages.time(Stage::Kernel, || op(&s, &src, &mut dst))?;
+                                Ok(dst)
+                            });
+                            let dst = match result {
+                                Ok(d) => d,
+                                Err(e) => {
+                                    run.fail(input, e);
+                                    continue;
+                                }
+                            };
+                            match format(out) {
+                                Format::Jpeg { quality } => {
+                                    match run.stages.time(Stage::Encode, || Q::encode_on_gpu(&jpeg, &s, &dst, quality))
+                                    {
+                                        Err(e) => run.fail(out, e),
+                                        Ok(bytes) => match run
+                                            .stages
+                                            .time(Stage::Write, || inputs::write_atomically(out, &bytes))
+                                        {
+                                            Err(e) => run.fail(out, format!("cannot write: {e}")),
+                                            Ok(()) => run.ok(),
+                                        },
+                                    }
+                                }
+                                png => match run.stages.time(Stage::Download, || s.download(&dst)) {
+                                    Err(e) => run.fail(out, e),
+                                    Ok(img) => save(&img, out, png, run),
+                                },
+                            }
+                        }
+                    }
+                });
+            }
         }
     });
 }

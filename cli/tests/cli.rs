@@ -184,3 +184,22 @@ fn crc32(data: &[u8]) -> u32 {
     }
     !crc
 }
+
+/// Many large images: more than the queues between decoding, the GPU and encoding hold at
+/// once (a decoder blocked on a full queue once starved the pipeline's host copies of
+/// threads, and the run stalled).
+#[test]
+fn many_files_flow_through() {
+    let dir = temp("many");
+    let img = photo(1280, 720, 9);
+    let bytes = cuimg::io::encode(&img, cuimg::io::Format::Png).unwrap();
+    for i in 0..80 {
+        std::fs::write(dir.join(format!("f{i:02}.png")), &bytes).unwrap();
+    }
+    let out = dir.join("out");
+    let o = cuimg(&["gray", s(&dir), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 80);
+    let want = cpu::grayscale(&img.view(), GrayWeights::Bt601).unwrap();
+    assert_eq!(cuimg::io::load_gray(out.join("f79.png")).unwrap(), want);
+}

@@ -59,12 +59,14 @@ pub fn jpeg_is_complete(bytes: &[u8]) -> bool {
                 i += 2 + len;
                 if marker == 0xDA {
                     // Entropy-coded data: up to the next marker that is not a stuffed byte
-                    // or a restart.
-                    while i + 1 < bytes.len() {
-                        if bytes[i] == 0xFF && bytes[i + 1] != 0x00 && !(0xD0..=0xD7).contains(&bytes[i + 1]) {
-                            break;
+                    // or a restart (memchr: a 12-megapixel JPEG has megabytes of it).
+                    while let Some(at) = bytes.get(i..).and_then(|rest| memchr::memchr(0xFF, rest)) {
+                        i += at;
+                        match bytes.get(i + 1) {
+                            Some(&next) if next != 0x00 && !(0xD0..=0xD7).contains(&next) => break,
+                            Some(_) => i += 2,
+                            None => return false,
                         }
-                        i += 1;
                     }
                 }
             }

@@ -346,13 +346,21 @@ impl Window {
     }
 }
 
-/// Copies `src` into `dst` (same length) on all cores when it is large.
+/// Copies `src` into `dst` (same length) on all cores when it is large, on a thread pool of
+/// the pipeline's own: the caller's input iterator may be fed by tasks of rayon's global
+/// pool that block until the pipeline takes their images (a decoder sending into a bounded
+/// channel), and a copy waiting for those threads would never run.
 fn copy_parallel(dst: &mut [u8], src: &[u8]) {
     const CHUNK: usize = 1 << 20;
-    if src.len() < 2 * CHUNK {
-        dst.copy_from_slice(src);
-    } else {
-        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let n = std::thread::available_parallelism().map_or(4, |n| n.get()).min(8);
+        rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("cuimg-copy-{i}")).build().ok()
+    });
+    match pool {
+        Some(pool) if src.len() >= 2 * CHUNK => pool
+            .install(|| dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s))),
+        _ => dst.copy_from_slice(src),
     }
 }
 
