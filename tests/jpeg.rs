@@ -130,3 +130,64 @@ fn batches_report_each_bad_file_alone() {
     let ok = jpeg.decode_rgb(&s, &files[0]).unwrap();
     assert_eq!(ok.dimensions(), (200, 150));
 }
+
+/// The files of tests/data/jpeg, embedded (the GPU bundle runs this binary elsewhere).
+fn data(name: &str) -> Vec<u8> {
+    match name {
+        "source.png" => include_bytes!("data/jpeg/source.png").to_vec(),
+        "progressive.jpg" => include_bytes!("data/jpeg/progressive.jpg").to_vec(),
+        "restart.jpg" => include_bytes!("data/jpeg/restart.jpg").to_vec(),
+        "cmyk.jpg" => include_bytes!("data/jpeg/cmyk.jpg").to_vec(),
+        "truncated.png" => include_bytes!("data/jpeg/truncated.png").to_vec(),
+        _ => panic!("no test file {name}"),
+    }
+}
+
+/// JPEGs the `image` crate cannot write (tests/data/jpeg/README.md): the CPU decoder reads
+/// them all; nvJPEG reads each or refuses it with a typed error (the tool then decodes it on
+/// the CPU), and what it reads agrees with the CPU.
+#[test]
+fn progressive_cmyk_and_restart_jpegs() {
+    let source = cuimg::io::decode_rgb(&data("source.png"), std::path::Path::new("source.png")).unwrap();
+    let mut cpu_results = Vec::new();
+    for name in ["progressive.jpg", "restart.jpg", "cmyk.jpg"] {
+        let bytes = data(name);
+        assert!(cuimg::io::jpeg_is_complete(&bytes), "{name}");
+        let cpu = cuimg::io::decode_rgb(&bytes, std::path::Path::new(name)).unwrap();
+        assert_eq!(cpu.dimensions(), (97, 61), "{name}");
+        if name != "cmyk.jpg" {
+            // (CMYK goes through a color conversion PIL and the decoder need not share.)
+            let db = psnr(cpu.as_bytes(), source.as_bytes());
+            assert!(db > 28.0, "{name}: {db:.1} dB against the source");
+        }
+        cpu_results.push((name, bytes, cpu));
+    }
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    let s = gpu.stream().unwrap();
+    for (name, bytes, cpu) in &cpu_results {
+        match jpeg.decode_rgb(&s, bytes) {
+            Ok(dev) => {
+                let db = psnr(s.download(&dev).unwrap().as_bytes(), cpu.as_bytes());
+                println!("{name}: nvJPEG decodes it, {db:.1} dB against the CPU decode");
+                if *name != "cmyk.jpg" {
+                    assert!(db >= DECODERS_AGREE_DB, "{name}: {db:.1} dB");
+                }
+            }
+            Err(e) => {
+                println!("{name}: nvJPEG refuses it: {e}");
+                assert!(matches!(e, Error::Nvjpeg { .. }), "{name}: {e}");
+            }
+        }
+    }
+    // The codec still works after a refusal.
+    let ok = cuimg::io::encode(&source, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    assert_eq!(jpeg.decode_rgb(&s, &ok).unwrap().dimensions(), (97, 61));
+}
+
+/// A PNG cut short is refused by the decoder (no garbage image).
+#[test]
+fn truncated_png_is_refused() {
+    let err = cuimg::io::decode_rgb(&data("truncated.png"), std::path::Path::new("truncated.png")).unwrap_err();
+    assert!(matches!(err, Error::Decode { .. }), "{err}");
+}

@@ -11,7 +11,7 @@
 #   ./run.sh all        test, examples, sanitize, then both benchmarks
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-export CUIMG_IMAGES="$HERE/images" CUIMG_REQUIRE_GPU=1 CUIMG_HUGE=1 RUST_BACKTRACE=1 CUIMG_BIN="$HERE/bin/cuimg"
+export CUIMG_IMAGES="$HERE/images" CUIMG_REQUIRE_GPU=1 CUIMG_HUGE=1 RUST_BACKTRACE=1 CUIMG_BIN="$HERE/bin/cuimg" CUIMG_REQUIRE_NVJPEG=1
 OUTDIR=${OUT:-$HERE/out}
 mkdir -p "$OUTDIR"
 

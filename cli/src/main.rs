@@ -526,8 +526,15 @@ fn jpeg_on_gpu<Q: GpuJpeg>(
                                 continue;
                             }
                         };
-                        for (&i, img) in readable.iter().zip(decoded) {
+                        for ((&i, img), raw) in readable.iter().zip(decoded).zip(&bytes) {
                             let (input, out) = &chunk[i];
+                            // What nvJPEG refuses (progressive files on the hardware decoder,
+                            // CMYK) goes through the CPU decoder, which also names the problem
+                            // of a file neither can read.
+                            let img = img.or_else(|_| {
+                                let cpu = run.stages.time(Stage::Decode, || cuimg::io::decode_rgb(raw, input))?;
+                                s.upload(&cpu.view())
+                            });
                             let result = img.and_then(|src| {
                                 let mut dst = s.alloc::<Q>(src.width(), src.height())?;
                                 run.stages.time(Stage::Kernel, || op(&s, &src, &mut dst))?;

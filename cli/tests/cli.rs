@@ -203,3 +203,38 @@ fn many_files_flow_through() {
     let want = cpu::grayscale(&img.view(), GrayWeights::Bt601).unwrap();
     assert_eq!(cuimg::io::load_gray(out.join("f79.png")).unwrap(), want);
 }
+
+/// Progressive, CMYK and restart-marker JPEGs all come out (through nvJPEG, or the CPU
+/// decoder for what nvJPEG refuses); a truncated PNG is reported, on both paths.
+#[test]
+fn unusual_jpegs_and_a_truncated_png() {
+    // Embedded (the GPU bundle runs this binary elsewhere), written out here.
+    let dir = temp("unusual");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for (f, bytes) in [
+        ("progressive.jpg", &include_bytes!("../../tests/data/jpeg/progressive.jpg")[..]),
+        ("cmyk.jpg", &include_bytes!("../../tests/data/jpeg/cmyk.jpg")[..]),
+        ("restart.jpg", &include_bytes!("../../tests/data/jpeg/restart.jpg")[..]),
+        ("truncated.png", &include_bytes!("../../tests/data/jpeg/truncated.png")[..]),
+    ] {
+        std::fs::write(data.join(f), bytes).unwrap();
+        if f.ends_with(".jpg") {
+            std::fs::write(dir.join(f), bytes).unwrap();
+        }
+    }
+    for (path, extra) in [("default", None), ("cpu", Some("--cpu"))] {
+        let out = dir.join(format!("out-{path}"));
+        let mut args = vec!["gray", s(&dir), "-o", s(&out), "--format", "jpg"];
+        args.extend(extra);
+        let o = cuimg(&args);
+        assert!(o.status.success(), "{path}: {}", stderr(&o));
+        for f in ["progressive.jpg", "cmyk.jpg", "restart.jpg"] {
+            let img = image::load_from_memory(&std::fs::read(out.join(f)).unwrap()).unwrap();
+            assert_eq!((img.width(), img.height()), (97, 61), "{path} {f}");
+        }
+        let o = cuimg(&["gray", s(&data.join("truncated.png")), "-o", s(&out), extra.unwrap_or("--gpu=all")]);
+        assert_eq!(o.status.code(), Some(1), "{path}");
+        assert!(stderr(&o).contains("truncated.png"), "{}", stderr(&o));
+    }
+}
