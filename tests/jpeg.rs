@@ -191,3 +191,36 @@ fn truncated_png_is_refused() {
     let err = cuimg::io::decode_rgb(&data("truncated.png"), std::path::Path::new("truncated.png")).unwrap_err();
     assert!(matches!(err, Error::Decode { .. }), "{err}");
 }
+
+/// The default (SM) backend, the second decoder beside the hardware one, agrees too.
+#[test]
+fn the_default_backend_decodes_too() {
+    let Some(gpu) = gpu() else { return };
+    let Some(_) = jpeg_or_skip(&gpu) else { return };
+    let jpeg = Jpeg::without_hardware(&gpu).unwrap();
+    assert!(!jpeg.hardware());
+    let s = gpu.stream().unwrap();
+    let files: Vec<Vec<u8>> = color_photos()
+        .iter()
+        .map(|(_, img)| cuimg::io::encode(img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap())
+        .collect();
+    let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+    for (bytes, r) in files.iter().zip(jpeg.decode_batch_rgb(&s, &views).unwrap()) {
+        let cpu = cuimg::io::decode_rgb(bytes, std::path::Path::new("x.jpg")).unwrap();
+        assert!(psnr(s.download(&r.unwrap()).unwrap().as_bytes(), cpu.as_bytes()) >= DECODERS_AGREE_DB);
+    }
+    // Uncommon files in a batch, on both backends: each its own result, no crash (the
+    // default backend's batched call once took the process down on them).
+    let odd: Vec<Vec<u8>> = ["progressive.jpg", "cmyk.jpg", "restart.jpg"].iter().map(|n| data(n)).collect();
+    let mixed: Vec<&[u8]> = odd.iter().chain(&files).map(Vec::as_slice).collect();
+    for codec in [jpeg, Jpeg::new(&gpu).unwrap()] {
+        let results = codec.decode_batch_rgb(&s, &mixed).unwrap();
+        assert_eq!(results.len(), mixed.len());
+        for r in results {
+            match r {
+                Ok(img) => assert!(img.width() > 0),
+                Err(e) => assert!(matches!(e, Error::Nvjpeg { .. }), "{e}"),
+            }
+        }
+    }
+}

@@ -91,6 +91,21 @@ fn main() {
         [("4000x3000 JPEG -> gray JPEG", &jpg_dir, "jpg"), ("1920x1080 PNG -> gray PNG", &png_dir, "png")]
     {
         for (path, extra) in [("GPU", None), ("CPU, all cores", Some("--cpu"))] {
+            // The JPEG job once more with the hardware decoder alone, for comparison.
+            if fmt == "jpg" && extra.is_none() {
+                let dst = work.join("out-hw-only");
+                let a = ["gray", &s(dir), "-o", &s(&dst), "--format", "jpg"];
+                // SAFETY: no other thread of this program reads the environment meanwhile.
+                unsafe { std::env::set_var("CUIMG_CUDA_DECODERS", "0") };
+                tool(&a);
+                let (ips, _) = tool(&a);
+                // SAFETY: as above.
+                unsafe { std::env::remove_var("CUIMG_CUDA_DECODERS") };
+                println!("\n== {name}, GPU, hardware decoder only: {ips:.1} images/s");
+                rows.push(
+                    serde_json::json!({"job": name, "path": "GPU, hardware decoder only", "images_per_second": ips}),
+                );
+            }
             let dst = work.join(format!("out-{fmt}-{}", extra.is_some()));
             let mut a = vec![
                 "gray".to_string(),

@@ -474,21 +474,25 @@ fn jpeg_on_gpu<Q: GpuJpeg>(
     run: &Run,
     op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
 ) {
-    // Files per hardware-decoder call, and workers per GPU: the decoder wants large batches;
-    // two workers keep one batch decoding while the other's results are encoded.
+    // Files per decoder call, and workers per GPU: the decoder wants large batches; two
+    // workers keep one batch decoding while the other's results are encoded. The hardware
+    // decoder alone tops out near 545 12-megapixel images/s on an H100; CUIMG_CUDA_DECODERS
+    // adds workers decoding on the SMs beside it, which measured slower (2 or 4 of them:
+    // 171 and 188 images/s against 214 to 256 without; docs/BENCHMARKS.md), so none by
+    // default.
     const BATCH: usize = 32;
     let next = AtomicUsize::new(0);
-    let workers_per_gpu = 2;
+    let cuda_decoders: usize = std::env::var("CUIMG_CUDA_DECODERS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let workers_per_gpu = 2 + cuda_decoders;
     std::thread::scope(|scope| {
         for (gpu, codec) in pool.gpus().iter().zip(codecs) {
-            for _ in 0..workers_per_gpu {
+            for w in 0..workers_per_gpu {
                 let (next, op) = (&next, &op);
                 scope.spawn(move || {
                     // One codec per worker: nvJPEG states serialize the calls that share them.
-                    let jpeg = match cuimg::jpeg::Jpeg::new(gpu) {
-                        Ok(j) => j,
-                        Err(_) => codec.clone(),
-                    };
+                    let own =
+                        if w < 2 { cuimg::jpeg::Jpeg::new(gpu) } else { cuimg::jpeg::Jpeg::without_hardware(gpu) };
+                    let jpeg = own.unwrap_or_else(|_| codec.clone());
                     let s = match gpu.stream() {
                         Ok(s) => s,
                         Err(e) => return run.progress.suspend(|| eprintln!("error: a GPU stream: {e}")),

@@ -168,6 +168,23 @@ fn check(what: &str, status: Status) -> Result<()> {
     if status == SUCCESS { Ok(()) } else { Err(Error::Nvjpeg { what: what.into(), status }) }
 }
 
+/// True for a baseline or extended-sequential (Huffman) JPEG of 1 or 3 components: the
+/// files the batched decoders take. Reads the frame header only.
+fn baseline_color_or_gray(bytes: &[u8]) -> bool {
+    let mut i = 2;
+    while i + 4 <= bytes.len() && bytes[i] == 0xFF {
+        let marker = bytes[i + 1];
+        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
+        if matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
+            // A start of frame: its type, then (precision, height, width) and the components.
+            let components = bytes.get(i + 9).copied().unwrap_or(0);
+            return matches!(marker, 0xC0 | 0xC1) && matches!(components, 1 | 3);
+        }
+        i += 2 + len;
+    }
+    false
+}
+
 /// A decoded JPEG: color, or gray for a one-component file.
 #[derive(Debug)]
 pub enum DecodedJpeg {
@@ -218,13 +235,25 @@ impl Jpeg {
     /// nvJPEG on `gpu`: the hardware decoder's backend where the GPU has one (A100, H100),
     /// the default (GPU/hybrid) backend elsewhere.
     pub fn new(gpu: &Gpu) -> Result<Arc<Jpeg>> {
+        Jpeg::with_hardware(gpu, true)
+    }
+
+    /// nvJPEG on `gpu` on its default backend (decoding on the GPU's SMs, with the CPU's
+    /// help), even where a hardware decoder exists: a second decoder beside the hardware
+    /// one, for when that one is saturated.
+    pub fn without_hardware(gpu: &Gpu) -> Result<Arc<Jpeg>> {
+        Jpeg::with_hardware(gpu, false)
+    }
+
+    fn with_hardware(gpu: &Gpu, want_hardware: bool) -> Result<Arc<Jpeg>> {
         let lib = library()?;
         gpu.bind()?;
         let mut handle: Handle = std::ptr::null_mut();
         // SAFETY: out-pointer to a handle; null allocators select nvJPEG's defaults.
-        let hardware = unsafe {
-            (lib.nvjpegCreateEx)(BACKEND_HARDWARE, std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut handle)
-        } == SUCCESS;
+        let hardware = want_hardware
+            && unsafe {
+                (lib.nvjpegCreateEx)(BACKEND_HARDWARE, std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut handle)
+            } == SUCCESS;
         if !hardware {
             // SAFETY: as above.
             check("nvjpegCreateEx", unsafe {
@@ -340,16 +369,25 @@ impl Jpeg {
     pub fn decode_batch_rgb(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<Rgb8>>>> {
         let mut results: Vec<Result<DeviceImage<Rgb8>>> = Vec::with_capacity(files.len());
         let mut good = Vec::new();
+        let mut alone = Vec::new();
         for (i, bytes) in files.iter().enumerate() {
             let r = if crate::io::jpeg_is_complete(bytes) {
                 self.info(bytes).and_then(|(w, h, _)| stream.alloc_for_output::<Rgb8>(w, h))
             } else {
                 Err(Error::Nvjpeg { what: "truncated JPEG (no end-of-image marker)".into(), status: 3 })
             };
-            if r.is_ok() {
-                good.push(i);
+            match (&r, baseline_color_or_gray(bytes)) {
+                (Ok(_), true) => good.push(i),
+                // Progressive, CMYK and other uncommon files go one at a time: the batched
+                // call of nvJPEG's default backend crashed the process on them (seen on an
+                // H100 with CUDA 13.0), and the hardware decoder takes baseline files only.
+                (Ok(_), false) => alone.push(i),
+                (Err(_), _) => {}
             }
             results.push(r);
+        }
+        for &i in &alone {
+            results[i] = self.decode_rgb(stream, files[i]);
         }
         if good.is_empty() {
             return Ok(results);
