@@ -84,6 +84,15 @@ impl Stream {
     /// Every channel through the table of its own histogram; alpha (always the last
     /// channel) through the identity.
     fn equalize_per_channel<P: Pixel>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
+        let tables = self.equalization_tables(src)?;
+        self.apply_lut_at(src, dst, tables)
+    }
+
+    /// The equalization tables of `src`, one per channel (alpha, the last channel where there
+    /// is one, is not a color: the kernel writes the identity for it), in this stream's
+    /// scratch. The address is for work queued next on this stream (the stream orders it
+    /// after the tables' kernel; the next use of the scratch overwrites them).
+    fn equalization_tables<P: Pixel>(&self, src: &DeviceView<'_, P>) -> Result<DevPtr<u8>> {
         let mut scratch = self.scratch(P::CHANNELS)?;
         let Scratch { hist, lut } = &mut *scratch;
         let mut hist = hist.write(&self.raw)?;
@@ -91,10 +100,8 @@ impl Stream {
         self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256 * P::CHANNELS))?;
         let (h, l) = (hist.ptr(), lut.ptr());
         self.histogram_into::<P>(src, h)?;
-        // Alpha (the last channel, where there is one) is not a color: the kernel writes the
-        // identity for it.
         self.equalization_luts(h.as_const(), l, 1, P::CHANNELS as u32, color_channels::<P>() as u32)?;
-        self.apply_lut_at(src, dst, l.as_const())
+        Ok(l.as_const())
     }
 
     /// Equalizes a gray (or gray + alpha) image in place: its histogram, then its tables
@@ -117,15 +124,8 @@ impl Stream {
         validate::non_empty(img.width(), img.height())?;
         validate::countable(img.width(), img.height())?;
         self.check_context("the equalize image", img.img.buf.context())?;
-        let mut scratch = self.scratch(P::CHANNELS)?;
-        let Scratch { hist, lut } = &mut *scratch;
-        let mut hist = hist.write(&self.raw)?;
-        let mut lut = lut.write(&self.raw)?;
-        self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256 * P::CHANNELS))?;
-        let (h, l) = (hist.ptr(), lut.ptr());
-        self.histogram_into::<P>(&img.as_view(), h)?;
-        self.equalization_luts(h.as_const(), l, 1, P::CHANNELS as u32, color_channels::<P>() as u32)?;
-        self.apply_lut_in_place_at(&mut img, l.as_const())
+        let tables = self.equalization_tables(&img.as_view())?;
+        self.apply_lut_in_place_at(&mut img, tables)
     }
 
     fn equalize_luma<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
