@@ -289,12 +289,24 @@ fn open_gpus(which: &str) -> Result<Option<GpuPool>, String> {
     }
 }
 
-/// Reads and decodes one input, timed.
-fn load(path: &Path, stages: &Stages) -> cuimg::Result<Image<Rgb8>> {
+/// Reads and decodes one input, timed. A source with more than 8 bits per channel is
+/// reduced to 8 (cuimg's images are 8-bit) and the user is told, file by file.
+fn load(path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
+    let stages = &run.stages;
     let bytes = stages.time(Stage::Read, || {
         std::fs::read(path).map_err(|e| cuimg::Error::Decode { path: path.into(), source: e.into() })
     })?;
-    stages.time(Stage::Decode, || cuimg::io::decode_rgb(&bytes, path))
+    stages.time(Stage::Decode, || {
+        if let Some(bits @ 9..) = cuimg::io::bits_per_channel(&bytes) {
+            run.progress.suspend(|| {
+                eprintln!(
+                    "warning: {}: {bits} bits per channel, reduced to 8 (cuimg works on 8-bit images)",
+                    path.display()
+                )
+            });
+        }
+        cuimg::io::decode_rgb(&bytes, path)
+    })
 }
 
 /// Encodes and writes one result, timed.
@@ -315,7 +327,7 @@ fn on_cpu<Q: Pixel + Encode>(
     run: &Run,
     op: impl Fn(&Image<Rgb8>) -> cuimg::Result<Image<Q>> + Sync,
 ) {
-    jobs.par_iter().for_each(|(input, out)| match load(input, &run.stages) {
+    jobs.par_iter().for_each(|(input, out)| match load(input, run) {
         Err(e) => run.fail(input, e),
         Ok(img) => match run.stages.time(Stage::Kernel, || op(&img)) {
             Err(e) => run.fail(input, e),
@@ -340,13 +352,11 @@ fn on_gpu<Q: Pixel + Encode>(
     let order = Mutex::new(Vec::with_capacity(jobs.len()));
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, (input, _))| {
-                match load(input, &run.stages) {
-                    Ok(img) => {
-                        let _ = tx.send((i, img));
-                    }
-                    Err(e) => run.fail(input, e),
+            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, (input, _))| match load(input, run) {
+                Ok(img) => {
+                    let _ = tx.send((i, img));
                 }
+                Err(e) => run.fail(input, e),
             });
         });
         let writers = std::thread::available_parallelism().map_or(4, |n| n.get()).div_ceil(2);
@@ -392,7 +402,7 @@ fn on_gpu<Q: Pixel + Encode>(
 /// Histograms of every image, as CSV (`bin,red,green,blue`) or JSON files.
 fn histograms(jobs: &[inputs::Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
     jobs.par_iter().enumerate().for_each(|(k, (input, out))| {
-        let img = match load(input, &run.stages) {
+        let img = match load(input, run) {
             Ok(img) => img,
             Err(e) => return run.fail(input, e),
         };

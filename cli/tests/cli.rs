@@ -324,3 +324,28 @@ fn second_gpu_and_all_gpus() {
         }
     }
 }
+
+/// A 16-bit PNG is processed at 8 bits (the library's rounding) and the user is told which
+/// file lost its low bits; ordinary files give no such warning.
+#[test]
+fn sixteen_bit_pngs_are_reduced_with_a_warning() {
+    let dir = temp("sixteen");
+    let deep = image::ImageBuffer::<image::Rgb<u16>, Vec<u16>>::from_fn(37, 11, |x, y| {
+        image::Rgb([(x * 1777 + y * 3) as u16, (y * 5003) as u16, 65535 - (x * 911) as u16])
+    });
+    deep.save(dir.join("deep.png")).unwrap();
+    cuimg::io::save(&photo(9, 9, 6), dir.join("plain.png")).unwrap();
+    assert_eq!(cuimg::io::bits_per_channel(&std::fs::read(dir.join("deep.png")).unwrap()), Some(16));
+
+    for extra in ["--cpu", "--gpu=all"] {
+        let out = dir.join(format!("out{extra}"));
+        let o = cuimg(&["gray", s(&dir), "-o", s(&out), extra]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{extra}: {err}");
+        assert!(err.contains("deep.png: 16 bits per channel, reduced to 8"), "{extra}: {err}");
+        assert!(!err.contains("plain.png"), "{extra}: {err}");
+        let eight = cuimg::io::load_rgb(dir.join("deep.png")).unwrap();
+        let want = cpu::grayscale(&eight.view(), GrayWeights::Bt601).unwrap();
+        assert_eq!(cuimg::io::load_gray(out.join("deep.png")).unwrap(), want, "{extra}");
+    }
+}

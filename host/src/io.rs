@@ -83,7 +83,27 @@ fn wrap<P: Pixel>(width: u32, height: u32, raw: Vec<u8>) -> Image<P> {
     Image::from_bytes(width, height, &raw).expect("the image crate returns packed buffers")
 }
 
-/// Decodes PNG or JPEG bytes to RGB (gray and RGBA sources are converted).
+/// Bits per channel of an encoded image, from its header alone (no pixels decoded): 8 for
+/// ordinary files, 16 for 16-bit PNG; `None` when the header does not parse.
+///
+/// cuimg's images are 8 bits per channel, so the `load_*` and `decode_*` functions reduce
+/// 16-bit sources to 8 bits (the `image` crate rounds `v / 257` to the nearest). Call this
+/// first to refuse such files or to warn about them, as the `cuimg` tool does.
+///
+/// ```
+/// let png = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Png).unwrap();
+/// assert_eq!(cuimg::io::bits_per_channel(&png), Some(8));
+/// assert_eq!(cuimg::io::bits_per_channel(b"not an image"), None);
+/// ```
+pub fn bits_per_channel(bytes: &[u8]) -> Option<u8> {
+    use image::ImageDecoder;
+    let reader = image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format().ok()?;
+    let color = reader.into_decoder().ok()?.color_type();
+    Some((color.bits_per_pixel() / u16::from(color.channel_count())) as u8)
+}
+
+/// Decodes PNG or JPEG bytes to RGB (gray and RGBA sources are converted; 16-bit ones are
+/// reduced to 8 bits, see [`bits_per_channel`]).
 pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
     let img = decode(bytes, name)?.into_rgb8();
     Ok(wrap(img.width(), img.height(), img.into_raw()))
