@@ -349,3 +349,76 @@ fn sixteen_bit_pngs_are_reduced_with_a_warning() {
         assert_eq!(cuimg::io::load_gray(out.join("deep.png")).unwrap(), want, "{extra}");
     }
 }
+
+/// Damaged files of every kind (bytes flipped in headers and in the compressed data, lengths
+/// changed, files cut short) never crash the tool, on the GPU (nvJPEG) or the CPU: each
+/// input is either written or reported by name, and the exit code is 0 or 1.
+#[test]
+fn damaged_files_are_written_or_reported_never_a_crash() {
+    let dir = temp("fuzz");
+    let inp = dir.join("in");
+    std::fs::create_dir_all(&inp).unwrap();
+    let img = photo(203, 77, 7);
+    let jpg = cuimg::io::encode(&img, cuimg::io::Format::Jpeg { quality: 85 }).unwrap();
+    let png = cuimg::io::encode(&img, cuimg::io::Format::Png).unwrap();
+    let progressive = include_bytes!("../../tests/data/jpeg/progressive.jpg");
+    // A fixed xorshift stream: the same damaged files on every run, so a failure reproduces.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut names = Vec::new();
+    for i in 0..96 {
+        let (base, ext): (&[u8], &str) = match i % 3 {
+            0 => (&jpg, "jpg"),
+            1 => (&progressive[..], "jpg"),
+            _ => (&png, "png"),
+        };
+        let mut bytes = base.to_vec();
+        match (i / 3) % 4 {
+            // A few random bytes anywhere (headers included).
+            0 => (0..1 + next() % 4).for_each(|_| {
+                let at = (next() as usize) % bytes.len();
+                bytes[at] = next() as u8;
+            }),
+            // One byte in the first 600 (markers, lengths, tables, sizes).
+            1 => {
+                let at = (next() as usize) % 600.min(bytes.len());
+                bytes[at] ^= 1 << (next() % 8);
+            }
+            // Cut anywhere.
+            2 => bytes.truncate((next() as usize) % bytes.len()),
+            // A run of the compressed data replaced by noise, the end kept.
+            _ => {
+                let start = bytes.len() / 3 + (next() as usize) % (bytes.len() / 3);
+                for b in &mut bytes[start..start + 64] {
+                    *b = next() as u8;
+                }
+            }
+        }
+        let name = format!("d{i:02}.{ext}");
+        std::fs::write(inp.join(&name), &bytes).unwrap();
+        names.push(name);
+    }
+    for extra in ["--gpu=all", "--cpu"] {
+        let out = dir.join(format!("out{extra}"));
+        let o = cuimg(&["gray", s(&inp), "-o", s(&out), "--format", "jpg", extra]);
+        let err = stderr(&o);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{extra}: exit {:?}\n{err}", o.status);
+        assert!(!err.contains("panicked"), "{extra}: {err}");
+        let mut reported = 0;
+        for name in &names {
+            let stem = name.split('.').next().unwrap();
+            let written = out.join(format!("{stem}.jpg")).exists();
+            let named = err.lines().any(|l| l.starts_with("error: ") && l.contains(&format!("{name}:")));
+            assert!(written != named, "{extra}: {name} must be written or reported, once (written {written}):\n{err}");
+            reported += usize::from(named);
+        }
+        assert!(reported > 0 && reported < names.len(), "{extra}: {reported} of {} reported", names.len());
+        let left = std::fs::read_dir(&out).unwrap().count();
+        assert_eq!(left, names.len() - reported, "{extra}: no temporary files left");
+    }
+}
