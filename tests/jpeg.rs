@@ -216,11 +216,114 @@ fn the_default_backend_decodes_too() {
     for codec in [jpeg, Jpeg::new(&gpu).unwrap()] {
         let results = codec.decode_batch_rgb(&s, &mixed).unwrap();
         assert_eq!(results.len(), mixed.len());
-        for r in results {
+        for (i, (bytes, r)) in mixed.iter().zip(results).enumerate() {
             match r {
-                Ok(img) => assert!(img.width() > 0),
+                // Each image its own file's: the batch pairs outputs with files even when
+                // some of them went one at a time.
+                Ok(img) => {
+                    let cpu = cuimg::io::decode_rgb(bytes, std::path::Path::new("x.jpg")).unwrap();
+                    let got = s.download(&img).unwrap();
+                    assert_eq!(got.dimensions(), cpu.dimensions(), "file {i} ({codec:?})");
+                    let db = psnr(got.as_bytes(), cpu.as_bytes());
+                    assert!(db >= DECODERS_AGREE_DB, "file {i} ({codec:?}): {db:.1} dB");
+                }
                 Err(e) => assert!(matches!(e, Error::Nvjpeg { .. }), "{e}"),
             }
         }
     }
+}
+
+/// Images of a megapixel or more decode on the SMs in a codec without the hardware decoder
+/// (nvJPEG's decoupled GPU decoder): color and gray, odd sizes, one call and batches.
+#[test]
+fn large_images_decode_on_the_sms() {
+    let Some(gpu) = gpu() else { return };
+    let Some(_) = jpeg_or_skip(&gpu) else { return };
+    let jpeg = Jpeg::without_hardware(&gpu).unwrap();
+    let s = gpu.stream().unwrap();
+    let photo = &color_photos()[0].1;
+    let big = |w: u32, h: u32| {
+        let buf = image::RgbImage::from_raw(photo.width(), photo.height(), photo.as_bytes().to_vec()).unwrap();
+        let up = image::imageops::resize(&buf, w, h, image::imageops::FilterType::Triangle);
+        Image::<Rgb8>::from_bytes(w, h, up.as_raw()).unwrap()
+    };
+    let mut files = Vec::new();
+    for (w, h) in [(1024, 1024), (1601, 1203), (2999, 1001)] {
+        files.push(cuimg::io::encode(&big(w, h), cuimg::io::Format::Jpeg { quality: 90 }).unwrap());
+    }
+    let gray = cuimg::cpu::grayscale(&big(1283, 977).view(), cuimg::GrayWeights::Bt601).unwrap();
+    files.push(cuimg::io::encode(&gray, cuimg::io::Format::Jpeg { quality: 85 }).unwrap());
+    let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+    let one_by_one: Vec<_> = views.iter().map(|b| jpeg.decode_rgb(&s, b).unwrap()).collect();
+    let batched = jpeg.decode_batch_rgb(&s, &views).unwrap();
+    for (i, ((bytes, a), b)) in views.iter().zip(one_by_one).zip(batched).enumerate() {
+        let cpu = cuimg::io::decode_rgb(bytes, std::path::Path::new("x.jpg")).unwrap();
+        for dev in [a, b.unwrap()] {
+            let got = s.download(&dev).unwrap();
+            assert_eq!(got.dimensions(), cpu.dimensions(), "file {i}");
+            let db = psnr(got.as_bytes(), cpu.as_bytes());
+            assert!(db >= DECODERS_AGREE_DB, "file {i}: {db:.1} dB");
+        }
+    }
+    // A truncated large file is refused on this path too.
+    let cut = &files[1][..files[1].len() * 2 / 3];
+    assert!(matches!(jpeg.decode_rgb(&s, cut), Err(Error::Nvjpeg { .. })));
+}
+
+/// Four hardware codecs on four threads, batch sizes changing (so decoder states are made
+/// while other threads decode): this hung the process before decoder states were made
+/// under a lock (see `STATES` in host/src/jpeg.rs). A watchdog fails the test instead of
+/// hanging CI.
+#[test]
+fn codecs_made_while_others_decode_do_not_hang() {
+    let Some(gpu) = gpu() else { return };
+    let Some(_) = jpeg_or_skip(&gpu) else { return };
+    let progress = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let photo = &color_photos()[1].1;
+    let buf = image::RgbImage::from_raw(photo.width(), photo.height(), photo.as_bytes().to_vec()).unwrap();
+    let files: Vec<Vec<u8>> = (0..8)
+        .map(|i| {
+            let up = image::imageops::resize(&buf, 1920 + i, 1080, image::imageops::FilterType::Nearest);
+            let img = Image::<Rgb8>::from_bytes(1920 + i, 1080, up.as_raw()).unwrap();
+            cuimg::io::encode(&img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap()
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let (mut last, mut still) = (usize::MAX, 0);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let now = progress.load(std::sync::atomic::Ordering::Relaxed);
+                still = if now == last { still + 1 } else { 0 };
+                last = now;
+                if still >= 120 {
+                    eprintln!("no decode finished for 60 s: nvJPEG is hung");
+                    std::process::abort();
+                }
+            }
+        });
+        let workers: Vec<_> = (0..4)
+            .map(|t| {
+                let (gpu, files, progress) = (&gpu, &files, &progress);
+                scope.spawn(move || {
+                    let s = gpu.stream().unwrap();
+                    for round in 0..12 {
+                        // A codec made mid-run, then batch sizes that change every round.
+                        let jpeg = Jpeg::new(gpu).unwrap();
+                        let n = 1 + (t + round) % files.len();
+                        let views: Vec<&[u8]> = files[..n].iter().map(Vec::as_slice).collect();
+                        for r in jpeg.decode_batch_rgb(&s, &views).unwrap() {
+                            assert_eq!(r.unwrap().height(), 1080);
+                        }
+                        progress.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
 }

@@ -2,7 +2,8 @@
 //! JPEGs) and 1920x1080 PNGs (to gray PNGs), GPU path against the CPU path on all cores of the
 //! same machine, with the stage breakdown; and nvJPEG decoding alone.
 //!
-//! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR]`
+//! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR] [--decode-only]`
+//! (`--decode-only`: only nvJPEG's decoding, swept over batch sizes and threads)
 //! (`gpu-bundle/run.sh files` on the lent GPU). The test files are made at run time from the
 //! shared photos, upscaled, JPEG quality 90.
 
@@ -12,6 +13,9 @@ use std::time::Instant;
 
 use cuimg::{Image, Rgb8};
 use rayon::prelude::*;
+
+/// Environment variables for one run of the tool.
+type Env = Vec<(&'static str, &'static str)>;
 
 fn cuimg_bin() -> PathBuf {
     std::env::var_os("CUIMG_BIN").map(PathBuf::from).unwrap_or_else(|| {
@@ -48,9 +52,10 @@ fn make(dir: &Path, n: usize, (w, h): (u32, u32), ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Runs the tool and returns (images per second, its stderr).
-fn tool(args: &[&str]) -> (f64, String) {
-    let o = Command::new(cuimg_bin()).args(args).output().expect("the cuimg binary runs");
+/// Runs the tool (with `env` set) and returns (images per second, images per second once
+/// the GPU and codecs are open, its stderr).
+fn tool(args: &[&str], env: &[(&str, &str)]) -> (f64, f64, String) {
+    let o = Command::new(cuimg_bin()).args(args).envs(env.iter().copied()).output().expect("the cuimg binary runs");
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let ips = err
         .lines()
@@ -58,17 +63,27 @@ fn tool(args: &[&str]) -> (f64, String) {
         .and_then(|l| l.split('(').nth(1)?.split(' ').next()?.parse().ok())
         .unwrap_or(0.0);
     assert!(o.status.success(), "cuimg {args:?} failed:\n{err}");
-    (ips, err)
+    // "N images written, F failed, in S s (R images/s) on ...; O ms of it opening ..."
+    let summary = err.lines().find(|l| l.contains("images written")).unwrap_or("");
+    let number = |after: &str| summary.split(after).nth(1)?.split_whitespace().next()?.parse::<f64>().ok();
+    let steady =
+        match (summary.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()), number(" in "), number("; ")) {
+            (Some(n), Some(secs), Some(ms)) if secs > ms / 1e3 => n / (secs - ms / 1e3),
+            _ => 0.0,
+        };
+    (ips, steady, err)
 }
 
 fn main() {
-    let mut jpegs = 240;
+    let mut jpegs = 960;
     let mut out = PathBuf::from("files-bench-out");
+    let mut decode_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--jpegs" => jpegs = args.next().and_then(|n| n.parse().ok()).expect("--jpegs N"),
             "--out" => out = args.next().expect("--out DIR").into(),
+            "--decode-only" => decode_only = true,
             _ => {}
         }
     }
@@ -87,25 +102,25 @@ fn main() {
 
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let mut rows = Vec::new();
-    for (name, dir, fmt) in
-        [("4000x3000 JPEG -> gray JPEG", &jpg_dir, "jpg"), ("1920x1080 PNG -> gray PNG", &png_dir, "png")]
-    {
-        for (path, extra) in [("GPU", None), ("CPU, all cores", Some("--cpu"))] {
-            // The JPEG job once more with the hardware decoder alone, for comparison.
-            if fmt == "jpg" && extra.is_none() {
-                let dst = work.join("out-hw-only");
-                let a = ["gray", &s(dir), "-o", &s(&dst), "--format", "jpg"];
-                // SAFETY: no other thread of this program reads the environment meanwhile.
-                unsafe { std::env::set_var("CUIMG_CUDA_DECODERS", "0") };
-                tool(&a);
-                let (ips, _) = tool(&a);
-                // SAFETY: as above.
-                unsafe { std::env::remove_var("CUIMG_CUDA_DECODERS") };
-                println!("\n== {name}, GPU, hardware decoder only: {ips:.1} images/s");
-                rows.push(
-                    serde_json::json!({"job": name, "path": "GPU, hardware decoder only", "images_per_second": ips}),
-                );
+    let jobs = [("4000x3000 JPEG -> gray JPEG", &jpg_dir, "jpg"), ("1920x1080 PNG -> gray PNG", &png_dir, "png")];
+    for &(name, dir, fmt) in if decode_only { &jobs[..0] } else { &jobs[..] } {
+        // The JPEG job's GPU path in several shapes (decoders per GPU), then the default;
+        // the CPU path on all cores.
+        let mut paths: Vec<(String, Env, Option<&str>)> = Vec::new();
+        if fmt == "jpg" {
+            for (label, env) in [
+                ("GPU, 2 hardware decoders", vec![("CUIMG_HW_DECODERS", "2")]),
+                ("GPU, 2 encoders", vec![("CUIMG_ENCODERS", "2")]),
+                ("GPU, 8 encoders", vec![("CUIMG_ENCODERS", "8")]),
+                ("GPU, no SM decoders", vec![("CUIMG_SM_DECODERS", "0")]),
+                ("GPU, 2 SM decoders", vec![("CUIMG_SM_DECODERS", "2")]),
+            ] {
+                paths.push((label.into(), env, None));
             }
+        }
+        paths.push(("GPU".into(), vec![], None));
+        paths.push(("CPU, all cores".into(), vec![], Some("--cpu")));
+        for (path, env, extra) in paths {
             let dst = work.join(format!("out-{fmt}-{}", extra.is_some()));
             let mut a = vec![
                 "gray".to_string(),
@@ -118,58 +133,133 @@ fn main() {
             ];
             a.extend(extra.map(String::from));
             let a: Vec<&str> = a.iter().map(String::as_str).collect();
-            tool(&a); // warm: page cache, clocks
-            let (ips, report) = tool(&a);
-            println!("\n== {name}, {path}: {ips:.1} images/s\n{report}");
-            rows.push(serde_json::json!({"job": name, "path": path, "images_per_second": ips, "report": report}));
+            tool(&a, &env); // warm: page cache, clocks
+            let (ips, steady, report) = tool(&a, &env);
+            println!("\n== {name}, {path}: {ips:.1} images/s ({steady:.1} once open)\n{report}");
+            rows.push(serde_json::json!({"job": name, "path": path, "images_per_second": ips,
+                "images_per_second_once_open": steady, "env": format!("{env:?}"), "report": report}));
         }
     }
 
-    // nvJPEG decode alone, batches of 32, files already in memory: one thread, then two
-    // (each with its own codec and stream).
-    let decode = match cuimg::Gpu::new().and_then(|g| Ok((cuimg::jpeg::Jpeg::new(&g)?, g))) {
-        Ok((jpeg, gpu)) => {
-            let bytes: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
-            let decode_all = |jpeg: &cuimg::jpeg::Jpeg, stream: &cuimg::Stream, part: &[Vec<u8>]| {
-                for chunk in part.chunks(32) {
-                    let views: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-                    for r in jpeg.decode_batch_rgb(stream, &views).unwrap() {
-                        r.unwrap();
-                    }
-                }
-                stream.synchronize().unwrap();
-            };
-            let stream = gpu.stream().unwrap();
-            decode_all(&jpeg, &stream, &bytes);
-            let t = Instant::now();
-            decode_all(&jpeg, &stream, &bytes);
-            let ips = bytes.len() as f64 / t.elapsed().as_secs_f64();
-            println!(
-                "\n== nvJPEG decode alone (hardware decoder: {}), batches of 32, 1 thread: {ips:.1} images/s",
-                jpeg.hardware()
-            );
-            let second = cuimg::jpeg::Jpeg::new(&gpu).unwrap();
-            let stream2 = gpu.stream().unwrap();
-            let half = bytes.len() / 2;
-            decode_all(&second, &stream2, &bytes[..half]);
-            let t = Instant::now();
-            let (first, second, all, decode_all) = (&jpeg, &second, &bytes, &decode_all);
-            std::thread::scope(|scope| {
-                scope.spawn(move || decode_all(first, &stream, &all[..half]));
-                scope.spawn(move || decode_all(second, &stream2, &all[half..]));
-            });
-            let ips2 = bytes.len() as f64 / t.elapsed().as_secs_f64();
-            println!("== the same, 2 threads: {ips2:.1} images/s");
-            Some(ips.max(ips2))
-        }
-        Err(e) => {
-            println!("\nno nvJPEG decode measurement: {e}");
-            None
-        }
-    };
+    let decode = decode_alone(&files, decode_only, &mut rows);
     std::fs::create_dir_all(&out).unwrap();
     let doc = serde_json::json!({"jpegs": files.len(), "runs": rows, "nvjpeg_decode_images_per_second": decode});
     std::fs::write(out.join("files.json"), serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&work);
     println!("\nwrote {}", out.join("files.json").display());
+}
+
+/// nvJPEG decoding alone, files already in memory (up to 480 of them): hardware codecs at
+/// each batch size on 1, 2 and 4 threads; codecs on the SMs (one file per call) on 1 to 8
+/// threads; and both together. Every thread has its own codec and stream and takes the next
+/// files from a shared counter, so mixed decoders split the work by their speeds. Returns
+/// the best images per second.
+fn decode_alone(files: &[PathBuf], full: bool, rows: &mut Vec<serde_json::Value>) -> Option<f64> {
+    use cuimg::jpeg::Jpeg;
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let gpu = match cuimg::Gpu::new().and_then(|g| Jpeg::new(&g).map(|_| g)) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            println!("\nno nvJPEG decode measurement: {e}");
+            return None;
+        }
+    };
+    let bytes: Vec<Vec<u8>> = files.iter().take(480).map(|f| std::fs::read(f).unwrap()).collect();
+    // All codecs made up front (see STATES in host/src/jpeg.rs), timed: the first of each
+    // backend makes a library handle, `another` only states.
+    let timed = |what: &str, make: &dyn Fn() -> std::sync::Arc<Jpeg>| {
+        let t = Instant::now();
+        let jpeg = make();
+        println!("== made {what} in {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        jpeg
+    };
+    let first_hw = timed("a hardware codec (Jpeg::new)", &|| Jpeg::new(&gpu).unwrap());
+    timed("another hardware codec (Jpeg::another)", &|| first_hw.another().unwrap());
+    let first_sm = timed("a codec on the SMs (Jpeg::without_hardware)", &|| Jpeg::without_hardware(&gpu).unwrap());
+    // Each codec with a prioritized stream (hardware: high, SMs: low) and an ordinary one.
+    // (A stream is not `Sync`: each set sits in a mutex that only its thread takes.)
+    let codec = |first: &std::sync::Arc<Jpeg>, priority| {
+        std::sync::Mutex::new((
+            first.another().unwrap(),
+            gpu.stream_with_priority(priority).unwrap(),
+            gpu.stream().unwrap(),
+        ))
+    };
+    let hardware: Vec<_> = (0..4).map(|_| codec(&first_hw, cuimg::StreamPriority::High)).collect();
+    let on_sms: Vec<_> = (0..8).map(|_| codec(&first_sm, cuimg::StreamPriority::Low)).collect();
+    // CPU seconds this process has used (user + system), from /proc.
+    let cpu_seconds = || {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+        (ticks(11) + ticks(12)) / 100.0 // utime, stime (fields 14 and 15), at 100 ticks/s
+    };
+    let decode = |hw: usize, batch: usize, sms: usize, prioritized: bool, files: &[Vec<u8>]| {
+        let next = AtomicUsize::new(0);
+        let (t, cpu) = (Instant::now(), cpu_seconds());
+        std::thread::scope(|scope| {
+            let workers = hardware[..hw].iter().map(|c| (c, batch)).chain(on_sms[..sms].iter().map(|c| (c, 1)));
+            for (codec, take) in workers {
+                let next = &next;
+                scope.spawn(move || {
+                    let (jpeg, high, normal) = &*codec.lock().unwrap();
+                    let stream = if prioritized { high } else { normal };
+                    loop {
+                        let start = next.fetch_add(take, Relaxed);
+                        if start >= files.len() {
+                            break;
+                        }
+                        let views: Vec<&[u8]> =
+                            files[start..(start + take).min(files.len())].iter().map(Vec::as_slice).collect();
+                        for r in jpeg.decode_batch_rgb(stream, &views).unwrap() {
+                            r.unwrap();
+                        }
+                    }
+                    stream.synchronize().unwrap();
+                });
+            }
+        });
+        let n = files.len() as f64;
+        (n / t.elapsed().as_secs_f64(), (cpu_seconds() - cpu) * 1e3 / n)
+    };
+    // (hardware, batch, on the SMs, prioritized streams)
+    let mut configs: Vec<(usize, usize, usize, bool)> = Vec::new();
+    // Batches of a multiple of the decoder's cores keep each core busy.
+    let cores = first_hw.hardware_decoder().map_or(1, |(engines, cores)| (engines * cores) as usize);
+    println!("== hardware decoder (engines, cores per engine): {:?}", first_hw.hardware_decoder());
+    let aligned = 32usize.div_ceil(cores) * cores;
+    let mut batches = if full { vec![8, 32, 64, aligned, 2 * aligned] } else { vec![32, aligned] };
+    batches.dedup();
+    for batch in batches {
+        for hw in [1, 2, 4] {
+            configs.push((hw, batch, 0, true));
+        }
+    }
+    for sms in if full { &[1, 2, 4, 8][..] } else { &[2, 4, 8][..] } {
+        configs.push((0, 0, *sms, true));
+    }
+    for sms in [2, 4, 8] {
+        configs.push((2, aligned, sms, true));
+    }
+    configs.push((2, aligned, 4, false));
+    let mut best = 0.0f64;
+    for (hw, batch, sms, prioritized) in configs {
+        let warm = &bytes[..bytes.len().min(64 * (hw + sms))];
+        decode(hw, batch.max(1), sms, prioritized, warm); // warm: states sized, memory pooled
+        let (ips, cpu_ms) = decode(hw, batch.max(1), sms, prioritized, &bytes);
+        let label = match (hw, sms) {
+            (0, _) => format!("{sms} on the SMs"),
+            (_, 0) => format!("{hw} hardware, batches of {batch}"),
+            _ => format!("{hw} hardware (batches of {batch}) + {sms} on the SMs"),
+        };
+        let streams = if prioritized { "" } else { ", streams all of one priority" };
+        println!(
+            "== nvJPEG decode alone, {} files, {label}{streams}: {ips:.1} images/s, {cpu_ms:.1} CPU ms per image",
+            bytes.len()
+        );
+        rows.push(serde_json::json!({"job": "nvJPEG decode alone", "hardware": hw, "batch": batch, "on_sms": sms,
+            "prioritized": prioritized, "images_per_second": ips, "cpu_ms_per_image": cpu_ms}));
+        best = best.max(ips);
+    }
+    Some(best)
 }

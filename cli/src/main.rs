@@ -162,7 +162,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     let all_jpeg =
         !jobs.is_empty() && jobs.iter().all(|(i, _)| matches!(Format::from_path(i, 0), Some(Format::Jpeg { .. })));
     let codecs = match (&gpus, all_jpeg && !histogram) {
-        (Some(pool), true) => match pool.gpus().iter().map(cuimg::jpeg::Jpeg::new).collect::<cuimg::Result<Vec<_>>>() {
+        (Some(pool), true) => match open_codecs(pool, jobs.iter().all(|(_, o)| is_jpeg(o))) {
             Ok(c) => Some(c),
             Err(e) => {
                 eprintln!("JPEG through the CPU: {e}");
@@ -173,29 +173,29 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     };
     let opened = start.elapsed();
     let device = match &codecs {
-        Some(c) if c[0].hardware() => format!("{device}, nvJPEG (hardware decoder)"),
-        Some(_) => format!("{device}, nvJPEG"),
+        Some(c) => format!("{device}, nvJPEG ({}, batches of {})", c[0].describe(), batch_size(c)),
         None => device,
     };
-    match (op, &gpus, &codecs) {
-        (Op::Gray(_), Some(pool), Some(codecs)) => {
-            jpeg_on_gpu::<Gray8>(&jobs, pool, codecs, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
+    let jpeg_path = codecs.is_some();
+    match (op, &gpus, codecs) {
+        (Op::Gray(_), Some(_), Some(codecs)) => {
+            jpeg_on_gpu::<Gray8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
         }
-        (Op::Bw(_), Some(pool), Some(codecs)) => {
-            jpeg_on_gpu::<Rgb8>(&jobs, pool, codecs, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
+        (Op::Bw(_), Some(_), Some(codecs)) => {
+            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
         }
-        (Op::Equalize(_), Some(pool), Some(codecs)) => {
-            jpeg_on_gpu::<Rgb8>(&jobs, pool, codecs, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
+        (Op::Equalize(_), Some(_), Some(codecs)) => {
+            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
         }
-        (Op::Lut { .. }, Some(pool), Some(codecs)) => {
+        (Op::Lut { .. }, Some(_), Some(codecs)) => {
             let lut = lut.expect("parsed above");
-            jpeg_on_gpu::<Rgb8>(&jobs, pool, codecs, &jpeg, &run, move |s, a, b| {
+            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, move |s, a, b| {
                 s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
             })
         }
         _ => {}
     }
-    if codecs.is_none() {
+    if !jpeg_path {
         match (op, &gpus) {
             (Op::Histogram(_), _) => histograms(&jobs, gpus.as_ref(), ext == Some("json"), &run),
             (Op::Gray(_), Some(pool)) => {
@@ -242,11 +242,27 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     );
     if c.report {
         eprintln!("{}", run.stages.table(done, wall));
+        if let Some(cpu) = process_cpu_seconds() {
+            eprintln!(
+                "CPU time {cpu:.2} s (user + system) in {:.2} s: {:.1} cores busy on average",
+                wall.as_secs_f64(),
+                cpu / wall.as_secs_f64().max(1e-9)
+            );
+        }
     }
     if let Some(svg) = &c.plot {
         run.stages.plot(svg, &device).map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
     }
     Ok(failures.len())
+}
+
+/// CPU seconds this process has used, user and system (Linux: /proc/self/stat).
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    // utime and stime, the 14th and 15th fields (11 and 12 after the name), at 100 ticks/s.
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 fn parse_lut(table: &str) -> Result<Lut, String> {
@@ -472,118 +488,261 @@ impl GpuJpeg for Rgb8 {
     }
 }
 
-/// JPEG files on the GPU: each worker (several per GPU, each with its own stream and
-/// nvJPEG codec state) reads a handful of files, decodes them together on the GPU (the
-/// hardware decoder where there is one), runs the operation, and encodes JPEG outputs on the
-/// GPU too (other formats are downloaded and encoded on the CPU), then writes.
+fn is_jpeg(path: &Path) -> bool {
+    matches!(Format::from_path(path, 0), Some(Format::Jpeg { .. }))
+}
+
+/// Files per hardware decoder call: `CUIMG_JPEG_BATCH`, or about 32 rounded up to a
+/// multiple of the decoder's cores (engines times cores per engine), so that every core
+/// has work (the decoder wants large batches: 543 images/s of 12 megapixels at 32 on the
+/// H100, 342 at 8; docs/BENCHMARKS.md).
+fn batch_size(codecs: &[GpuCodecs]) -> usize {
+    let cores = codecs
+        .first()
+        .and_then(|c| c.batched.first())
+        .and_then(|w| w.jpeg.hardware_decoder())
+        .map_or(1, |(engines, cores)| (engines * cores).max(1) as usize);
+    knob("CUIMG_JPEG_BATCH", 32usize.div_ceil(cores) * cores).max(1)
+}
+
+/// A count from the environment, or `default`.
+fn knob(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A codec and its stream: one worker's, so no two workers share an nvJPEG state.
+struct Worker {
+    jpeg: std::sync::Arc<cuimg::jpeg::Jpeg>,
+    stream: Stream,
+}
+
+/// Every nvJPEG codec of a run on one GPU, all made before any decoding starts (making
+/// decoder states while others decode is what hung nvJPEG; cuimg also serializes it).
+struct GpuCodecs {
+    /// Batched decoders: the hardware decoder where the GPU has one.
+    batched: Vec<Worker>,
+    /// Decoders on the SMs (nvJPEG's GPU decoder), one file at a time, beside the hardware.
+    on_sms: Vec<Worker>,
+    encoders: Vec<Worker>,
+}
+
+impl GpuCodecs {
+    fn describe(&self) -> String {
+        let hw = self.batched.first().is_some_and(|w| w.jpeg.hardware());
+        format!(
+            "{} {} decoders, {} on the SMs, {} encoders per GPU",
+            self.batched.len(),
+            if hw { "hardware" } else { "batched" },
+            self.on_sms.len(),
+            self.encoders.len()
+        )
+    }
+}
+
+/// The codecs of every GPU of `pool`. Counts per GPU: `CUIMG_HW_DECODERS` (default 1: one
+/// fed the engines as well as two alone, and did better among the other stages),
+/// `CUIMG_SM_DECODERS` (default: half the cores, at most 6; each takes a core, 12 to
+/// 19 CPU ms per 12-megapixel image, and 6 beside the hardware decoder measured best;
+/// docs/BENCHMARKS.md) and `CUIMG_ENCODERS` (4; all cores' half when the
+/// outputs are encoded on the CPU).
+fn open_codecs(pool: &GpuPool, jpeg_out: bool) -> cuimg::Result<Vec<GpuCodecs>> {
+    let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
+    let (hw, sm) = (knob("CUIMG_HW_DECODERS", 1).max(1), knob("CUIMG_SM_DECODERS", (cores / 2).min(6)));
+    let encoders = knob("CUIMG_ENCODERS", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1);
+    use cuimg::StreamPriority::{High, Low, Normal};
+    // One library handle per GPU and backend (slow to make: the hardware one took 0.6 to
+    // 0.8 s on the H100), both made at once, on every GPU at once; every worker its own
+    // states (`Jpeg::another`) and stream. The hardware decoders' streams go first on the
+    // SMs and the SM decoders' last (no difference measured yet: docs/BENCHMARKS.md).
+    let workers = |gpu: &cuimg::Gpu, first: std::sync::Arc<cuimg::jpeg::Jpeg>, n: usize, priority| {
+        (0..n)
+            .map(|k| {
+                let jpeg = if k == 0 { first.clone() } else { first.another()? };
+                Ok(Worker { jpeg, stream: gpu.stream_with_priority(priority)? })
+            })
+            .collect::<cuimg::Result<Vec<_>>>()
+    };
+    std::thread::scope(|scope| {
+        let opening: Vec<_> = pool
+            .gpus()
+            .iter()
+            .map(|gpu| {
+                let batched = scope.spawn(move || workers(gpu, cuimg::jpeg::Jpeg::new(gpu)?, hw, High));
+                let others = scope.spawn(move || -> cuimg::Result<_> {
+                    let on_sms = cuimg::jpeg::Jpeg::without_hardware(gpu)?;
+                    Ok((workers(gpu, on_sms.another()?, sm, Low)?, workers(gpu, on_sms, encoders, Normal)?))
+                });
+                (batched, others)
+            })
+            .collect();
+        opening
+            .into_iter()
+            .map(|(batched, others)| {
+                let batched = batched.join().expect("opening a codec panicked")?;
+                let (on_sms, encoders) = others.join().expect("opening a codec panicked")?;
+                Ok(GpuCodecs { batched, on_sms, encoders })
+            })
+            .collect()
+    })
+}
+
+/// JPEG files on the GPU, in stages that all run at once, joined by bounded queues (so
+/// memory stays bounded however large the folder):
+///
+/// 1. one reader thread reads the files in order, a few dozen ahead;
+/// 2. on each GPU, batched decoders (the hardware decoder) take a batch of files per
+///    call and decoders on the SMs one file at a time, whichever is free first, so the
+///    split between them follows their speeds; each runs the operation on its own stream;
+/// 3. on each GPU, encoders (each its own stream and codec) encode JPEG outputs on the GPU
+///    (other formats are downloaded and encoded on the CPU) and write them.
+///
+/// A result crosses from a decoder's stream to an encoder's: cuimg's device images order
+/// that themselves (the encoder's read waits for the operation's write, and the free for
+/// the encoder's read).
 fn jpeg_on_gpu<Q: GpuJpeg>(
     jobs: &[inputs::Job],
-    pool: &GpuPool,
-    codecs: &[std::sync::Arc<cuimg::jpeg::Jpeg>],
+    codecs: Vec<GpuCodecs>,
     format: &(dyn Fn(&Path) -> Format + Sync),
     run: &Run,
     op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
 ) {
-    // Files per decoder call, and workers per GPU: the decoder wants large batches; two
-    // workers keep one batch decoding while the other's results are encoded. The hardware
-    // decoder alone tops out near 545 12-megapixel images/s on an H100; CUIMG_CUDA_DECODERS
-    // adds workers decoding on the SMs beside it, which measured slower (2 or 4 of them:
-    // 171 and 188 images/s against 214 to 256 without; docs/BENCHMARKS.md), so none by
-    // default.
-    const BATCH: usize = 32;
-    let next = AtomicUsize::new(0);
-    let cuda_decoders: usize = std::env::var("CUIMG_CUDA_DECODERS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let workers_per_gpu = 2 + cuda_decoders;
+    use std::sync::mpsc::sync_channel;
+    let batch = batch_size(&codecs);
+    let (file_tx, file_rx) = sync_channel::<(usize, Vec<u8>)>(2 * batch * codecs.len());
+    let file_rx = Mutex::new(file_rx);
+    // One queue of results per GPU: its decoders to its encoders.
+    let (result_txs, result_rxs): (Vec<_>, Vec<_>) = codecs
+        .iter()
+        .map(|_| {
+            let (tx, rx) = sync_channel::<(usize, DeviceImage<Q>)>(2 * batch);
+            (tx, Mutex::new(rx))
+        })
+        .unzip();
+    let (op, file_rx) = (&op, &file_rx);
     std::thread::scope(|scope| {
-        for (gpu, codec) in pool.gpus().iter().zip(codecs) {
-            for w in 0..workers_per_gpu {
-                let (next, op) = (&next, &op);
+        scope.spawn(move || {
+            for (k, chunk) in jobs.chunks(16).enumerate() {
+                let read: Vec<_> =
+                    chunk.par_iter().map(|(input, _)| run.stages.time(Stage::Read, || std::fs::read(input))).collect();
+                for (j, bytes) in read.into_iter().enumerate() {
+                    let i = k * 16 + j;
+                    match bytes {
+                        Ok(b) => {
+                            if file_tx.send((i, b)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => run.fail(&jobs[i].0, format!("cannot read: {e}")),
+                    }
+                }
+            }
+        });
+        for ((gpu, result_tx), result_rx) in codecs.into_iter().zip(result_txs).zip(&result_rxs) {
+            let decoders = gpu.batched.into_iter().map(|w| (w, batch)).chain(gpu.on_sms.into_iter().map(|w| (w, 1)));
+            for (w, batch) in decoders {
+                let result_tx = result_tx.clone();
                 scope.spawn(move || {
-                    // One codec per worker: nvJPEG states serialize the calls that share them.
-                    let own =
-                        if w < 2 { cuimg::jpeg::Jpeg::new(gpu) } else { cuimg::jpeg::Jpeg::without_hardware(gpu) };
-                    let jpeg = own.unwrap_or_else(|_| codec.clone());
-                    let s = match gpu.stream() {
-                        Ok(s) => s,
-                        Err(e) => return run.progress.suspend(|| eprintln!("error: a GPU stream: {e}")),
-                    };
+                    while let Some(files) = take(file_rx, batch) {
+                        decode_and_apply(&w, &files, jobs, run, op, &result_tx);
+                    }
+                });
+            }
+            // The decoders hold the only senders: the encoders stop when the last one ends.
+            drop(result_tx);
+            for w in gpu.encoders {
+                scope.spawn(move || {
                     loop {
-                        let start = next.fetch_add(BATCH, Relaxed);
-                        if start >= jobs.len() {
-                            break;
-                        }
-                        let chunk = &jobs[start..(start + BATCH).min(jobs.len())];
-                        let files: Vec<Option<Vec<u8>>> = chunk
-                            .iter()
-                            .map(|(input, _)| match run.stages.time(Stage::Read, || std::fs::read(input)) {
-                                Ok(b) => Some(b),
-                                Err(e) => {
-                                    run.fail(input, format!("cannot read: {e}"));
-                                    None
-                                }
-                            })
-                            .collect();
-                        let readable: Vec<usize> = (0..chunk.len()).filter(|&i| files[i].is_some()).collect();
-                        let bytes: Vec<&[u8]> =
-                            readable.iter().map(|&i| files[i].as_deref().expect("readable")).collect();
-                        let decoded = run.stages.time(Stage::Decode, || {
-                            let r = jpeg.decode_batch_rgb(&s, &bytes);
-                            let _ = s.synchronize();
-                            r
-                        });
-                        let decoded = match decoded {
-                            Ok(d) => d,
-                            Err(e) => {
-                                for &i in &readable {
-                                    run.fail(&chunk[i].0, &e);
-                                }
-                                continue;
-                            }
-                        };
-                        for ((&i, img), raw) in readable.iter().zip(decoded).zip(&bytes) {
-                            let (input, out) = &chunk[i];
-                            // What nvJPEG refuses (progressive files on the hardware decoder,
-                            // CMYK) goes through the CPU decoder, which also names the problem
-                            // of a file neither can read.
-                            let img = img.or_else(|_| {
-                                let cpu = run.stages.time(Stage::Decode, || cuimg::io::decode_rgb(raw, input))?;
-                                s.upload(&cpu.view())
-                            });
-                            let result = img.and_then(|src| {
-                                let mut dst = s.alloc::<Q>(src.width(), src.height())?;
-                                run.stages.time(Stage::Kernel, || op(&s, &src, &mut dst))?;
-                                Ok(dst)
-                            });
-                            let dst = match result {
-                                Ok(d) => d,
-                                Err(e) => {
-                                    run.fail(input, e);
-                                    continue;
-                                }
-                            };
-                            match format(out) {
-                                Format::Jpeg { quality } => {
-                                    match run.stages.time(Stage::Encode, || Q::encode_on_gpu(&jpeg, &s, &dst, quality))
-                                    {
-                                        Err(e) => run.fail(out, e),
-                                        Ok(bytes) => match run
-                                            .stages
-                                            .time(Stage::Write, || inputs::write_atomically(out, &bytes))
-                                        {
-                                            Err(e) => run.fail(out, format!("cannot write: {e}")),
-                                            Ok(()) => run.ok(),
-                                        },
-                                    }
-                                }
-                                png => match run.stages.time(Stage::Download, || s.download(&dst)) {
-                                    Err(e) => run.fail(out, e),
-                                    Ok(img) => save(&img, out, png, run),
-                                },
-                            }
-                        }
+                        let next = result_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok((i, dst)) = next else { break };
+                        encode_and_write(&w, &dst, &jobs[i].1, format, run);
                     }
                 });
             }
         }
     });
+}
+
+/// Up to `n` files from the reader (fewer only at the end); `None` when none are left.
+/// Waits for all `n` under the lock: a hardware decoder's state is sized for its batch, and
+/// a batch of another size makes a new one.
+fn take(files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>, n: usize) -> Option<Vec<(usize, Vec<u8>)>> {
+    let rx = files.lock().unwrap_or_else(|e| e.into_inner());
+    let batch: Vec<_> = rx.iter().take(n).collect();
+    (!batch.is_empty()).then_some(batch)
+}
+
+/// Decodes `files` on the worker's codec (what nvJPEG refuses, on the CPU), runs the
+/// operation on its stream, and queues each result for the encoders.
+fn decode_and_apply<Q: Pixel>(
+    w: &Worker,
+    files: &[(usize, Vec<u8>)],
+    jobs: &[inputs::Job],
+    run: &Run,
+    op: &(impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync),
+    results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
+) {
+    let s = &w.stream;
+    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+    let decoded = run.stages.time(Stage::Decode, || {
+        let r = w.jpeg.decode_batch_rgb(s, &bytes);
+        let _ = s.synchronize();
+        r
+    });
+    let decoded = match decoded {
+        Ok(d) => d,
+        Err(e) => {
+            for (i, _) in files {
+                run.fail(&jobs[*i].0, &e);
+            }
+            return;
+        }
+    };
+    for ((i, raw), img) in files.iter().zip(decoded) {
+        let input = &jobs[*i].0;
+        // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
+        // through the CPU decoder, which also names the problem of a file neither reads.
+        let img = img.or_else(|_| {
+            let cpu = run.stages.time(Stage::Decode, || cuimg::io::decode_rgb(raw, input))?;
+            s.upload(&cpu.view())
+        });
+        let result = img.and_then(|src| {
+            let mut dst = s.alloc::<Q>(src.width(), src.height())?;
+            run.stages.time(Stage::Kernel, || op(s, &src, &mut dst))?;
+            Ok(dst)
+        });
+        match result {
+            Ok(dst) => {
+                if results.send((*i, dst)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => run.fail(input, e),
+        }
+    }
+}
+
+/// Encodes one result (JPEG on the GPU, other formats on the CPU after a download) and
+/// writes it.
+fn encode_and_write<Q: GpuJpeg>(
+    w: &Worker,
+    dst: &DeviceImage<Q>,
+    out: &Path,
+    format: &(dyn Fn(&Path) -> Format + Sync),
+    run: &Run,
+) {
+    let s = &w.stream;
+    match format(out) {
+        Format::Jpeg { quality } => match run.stages.time(Stage::Encode, || Q::encode_on_gpu(&w.jpeg, s, dst, quality))
+        {
+            Err(e) => run.fail(out, e),
+            Ok(bytes) => match run.stages.time(Stage::Write, || inputs::write_atomically(out, &bytes)) {
+                Err(e) => run.fail(out, format!("cannot write: {e}")),
+                Ok(()) => run.ok(),
+            },
+        },
+        png => match run.stages.time(Stage::Download, || s.download(dst)) {
+            Err(e) => run.fail(out, e),
+            Ok(img) => save(&img, out, png, run),
+        },
+    }
 }

@@ -10,14 +10,15 @@
 
 use std::ffi::{c_int, c_uchar, c_uint, c_void};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::error::{Error, Result};
 use crate::image::check_same_size;
 use crate::pixel::{Gray8, Rgb8};
-use crate::runtime::{DeviceImage, Gpu, Stream};
+use crate::runtime::{DeviceImage, Gpu, Stream, TrackedHost};
 
 type Handle = *mut c_void;
+/// Any other of nvJPEG's opaque objects: states, decoders, buffers, parameters, streams.
 type State = *mut c_void;
 type Status = c_int;
 type CuStream = cudarc::driver::sys::CUstream;
@@ -29,14 +30,54 @@ struct NvImage {
     pitch: [usize; 4],
 }
 
+impl NvImage {
+    /// One interleaved (or gray) plane at `ptr`, `pitch` bytes a row.
+    fn one_plane(ptr: *mut c_uchar, pitch: usize) -> NvImage {
+        let null = std::ptr::null_mut();
+        NvImage { channel: [ptr, null, null, null], pitch: [pitch, 0, 0, 0] }
+    }
+}
+
 const SUCCESS: Status = 0;
 const OUTPUT_Y: c_int = 2;
 const OUTPUT_RGBI: c_int = 5;
 const INPUT_RGBI: c_int = 5;
+const CSS_444: c_int = 0;
 const CSS_420: c_int = 2;
 const CSS_GRAY: c_int = 6;
 const BACKEND_DEFAULT: c_int = 0;
+const BACKEND_GPU_HYBRID: c_int = 2;
 const BACKEND_HARDWARE: c_int = 3;
+/// Images from this size on decode their Huffman data on the GPU in a codec without the
+/// hardware decoder; smaller ones on the CPU, where it is quicker than a launch (the
+/// threshold DALI uses for the same choice).
+const GPU_HUFFMAN_PIXELS: u64 = 1 << 20;
+
+/// nvJPEG's hardware decoder hung the process on the H100 (CUDA 13, driver 580.159.04): in
+/// one hang two threads were in `nvjpegJpegStateCreate` (one in `cuMemFree`, waiting on a
+/// lock in the driver) and two in `nvjpegDecodeBatched` (`cuMemcpyAsync`, one spinning);
+/// no lock of cuimg's was held. The cause found later is the pageable copy (see
+/// [`Batched::staging`]); making states only with a codec, never while another thread
+/// decodes, stays as a guard: every decode holds this shared, and making or destroying a
+/// decoder state holds it exclusively. Order: a codec's own state lock first, then this one.
+static STATES: RwLock<()> = RwLock::new(());
+
+/// One hardware decoder call at a time per GPU: the first hang had two calls at once (the
+/// second had this lock; the pinned copies fixed it), and taking turns costs nothing: two
+/// threads at batches of 32 gave 533 to 541 images/s of 12 megapixels without it and 535 to
+/// 543 with it (docs/BENCHMARKS.md), as one thread prepares its batch while the other decodes.
+fn hardware_lock(gpu: &Gpu) -> std::sync::MutexGuard<'static, ()> {
+    static ENGINES: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
+    ENGINES[gpu.inner.ctx.ordinal() % 64].lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn states_shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    STATES.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn states_exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    STATES.write().unwrap_or_else(|e| e.into_inner())
+}
 
 macro_rules! functions {
     ($($name:ident: fn($($arg:ty),*);)*) => {
@@ -74,6 +115,26 @@ functions! {
     nvjpegDecode: fn(Handle, State, *const c_uchar, usize, c_int, *mut NvImage, CuStream);
     nvjpegDecodeBatchedInitialize: fn(Handle, State, c_int, c_int, c_int);
     nvjpegDecodeBatched: fn(Handle, State, *const *const c_uchar, *const usize, *mut NvImage, CuStream);
+    nvjpegDecodeBatchedPreAllocate: fn(Handle, State, c_int, c_int, c_int, c_int, c_int);
+    nvjpegGetHardwareDecoderInfo: fn(Handle, *mut c_uint, *mut c_uint);
+    nvjpegDecoderCreate: fn(Handle, c_int, *mut State);
+    nvjpegDecoderDestroy: fn(State);
+    nvjpegDecoderStateCreate: fn(Handle, State, *mut State);
+    nvjpegBufferPinnedCreate: fn(Handle, *mut c_void, *mut State);
+    nvjpegBufferPinnedDestroy: fn(State);
+    nvjpegBufferDeviceCreate: fn(Handle, *mut c_void, *mut State);
+    nvjpegBufferDeviceDestroy: fn(State);
+    nvjpegStateAttachPinnedBuffer: fn(State, State);
+    nvjpegStateAttachDeviceBuffer: fn(State, State);
+    nvjpegDecodeParamsCreate: fn(Handle, *mut State);
+    nvjpegDecodeParamsDestroy: fn(State);
+    nvjpegDecodeParamsSetOutputFormat: fn(State, c_int);
+    nvjpegJpegStreamCreate: fn(Handle, *mut State);
+    nvjpegJpegStreamDestroy: fn(State);
+    nvjpegJpegStreamParse: fn(Handle, *const c_uchar, usize, c_int, c_int, State);
+    nvjpegDecodeJpegHost: fn(Handle, State, State, State, State);
+    nvjpegDecodeJpegTransferToDevice: fn(Handle, State, State, State, CuStream);
+    nvjpegDecodeJpegDevice: fn(Handle, State, State, *mut NvImage, CuStream);
     nvjpegEncoderStateCreate: fn(Handle, *mut State, CuStream);
     nvjpegEncoderStateDestroy: fn(State);
     nvjpegEncoderParamsCreate: fn(Handle, *mut State, CuStream);
@@ -185,6 +246,97 @@ fn baseline_color_or_gray(bytes: &[u8]) -> bool {
     false
 }
 
+/// nvJPEG's decoupled decoder with Huffman decoding on the GPU (`NVJPEG_BACKEND_GPU_HYBRID`):
+/// the CPU only parses the file. Its own state, buffers, parameters and parsed stream, all
+/// used by one call at a time (under the codec's lock).
+struct SmDecoder {
+    decoder: State,
+    state: State,
+    pinned: State,
+    device: State,
+    params: State,
+    parsed: State,
+}
+
+impl SmDecoder {
+    fn new(lib: &Lib, handle: Handle) -> Result<SmDecoder> {
+        let _exclusive = states_exclusive();
+        let mut d = SmDecoder::empty();
+        // SAFETY: a valid handle; each call fills one out-pointer of `d` (null allocators
+        // select nvJPEG's own); what was made before a failure is destroyed by `destroy`,
+        // which skips the null ones.
+        let made = unsafe {
+            check("nvjpegDecoderCreate", (lib.nvjpegDecoderCreate)(handle, BACKEND_GPU_HYBRID, &mut d.decoder))
+                .and_then(|()| {
+                    check("nvjpegDecoderStateCreate", (lib.nvjpegDecoderStateCreate)(handle, d.decoder, &mut d.state))
+                })
+                .and_then(|()| {
+                    check(
+                        "nvjpegBufferPinnedCreate",
+                        (lib.nvjpegBufferPinnedCreate)(handle, std::ptr::null_mut(), &mut d.pinned),
+                    )
+                })
+                .and_then(|()| {
+                    check(
+                        "nvjpegBufferDeviceCreate",
+                        (lib.nvjpegBufferDeviceCreate)(handle, std::ptr::null_mut(), &mut d.device),
+                    )
+                })
+                .and_then(|()| {
+                    check("nvjpegStateAttachPinnedBuffer", (lib.nvjpegStateAttachPinnedBuffer)(d.state, d.pinned))
+                })
+                .and_then(|()| {
+                    check("nvjpegStateAttachDeviceBuffer", (lib.nvjpegStateAttachDeviceBuffer)(d.state, d.device))
+                })
+                .and_then(|()| check("nvjpegDecodeParamsCreate", (lib.nvjpegDecodeParamsCreate)(handle, &mut d.params)))
+                .and_then(|()| {
+                    check(
+                        "nvjpegDecodeParamsSetOutputFormat",
+                        (lib.nvjpegDecodeParamsSetOutputFormat)(d.params, OUTPUT_RGBI),
+                    )
+                })
+                .and_then(|()| check("nvjpegJpegStreamCreate", (lib.nvjpegJpegStreamCreate)(handle, &mut d.parsed)))
+        };
+        match made {
+            Ok(()) => Ok(d),
+            Err(e) => {
+                d.destroy(lib);
+                Err(e)
+            }
+        }
+    }
+
+    /// Nothing made yet.
+    fn empty() -> SmDecoder {
+        let null = std::ptr::null_mut();
+        SmDecoder { decoder: null, state: null, pinned: null, device: null, params: null, parsed: null }
+    }
+
+    /// Destroys what was made (the caller holds the states lock exclusively, or is `new`).
+    fn destroy(&mut self, lib: &Lib) {
+        // The state goes before the buffers attached to it, the decoder last.
+        let made = [
+            (self.parsed, lib.nvjpegJpegStreamDestroy),
+            (self.params, lib.nvjpegDecodeParamsDestroy),
+            (self.state, lib.nvjpegJpegStateDestroy),
+            (self.device, lib.nvjpegBufferDeviceDestroy),
+            (self.pinned, lib.nvjpegBufferPinnedDestroy),
+            (self.decoder, lib.nvjpegDecoderDestroy),
+        ];
+        for (object, destroy) in made.into_iter().filter(|(o, _)| !o.is_null()) {
+            // SAFETY: each object was made by `new` with its matching destroy function, is
+            // destroyed once (the fields are nulled below), and no call uses it any more.
+            unsafe { destroy(object) };
+        }
+        *self = SmDecoder::empty();
+    }
+}
+
+/// The error of a file with no end-of-image marker (cut short), on every decode path.
+fn truncated() -> Error {
+    Error::Nvjpeg { what: "truncated JPEG (no end-of-image marker)".into(), status: 3 }
+}
+
 /// A decoded JPEG: color, or gray for a one-component file.
 #[derive(Debug)]
 pub enum DecodedJpeg {
@@ -211,12 +363,49 @@ pub enum DecodedJpeg {
 /// ```
 pub struct Jpeg {
     lib: &'static Lib,
+    /// `owner`'s handle, shared by the codecs [`Jpeg::another`] makes.
     handle: Handle,
+    owner: Arc<HandleOwner>,
     hardware: bool,
     decoder: Mutex<State>,
-    batched: Mutex<Option<(State, c_int)>>,
+    /// The hardware decoder's batched state (null in a codec without it) and its input.
+    batched: Mutex<Batched>,
+    sm: Mutex<Option<SmDecoder>>,
     encoder: Mutex<Option<(State, State)>>,
-    _gpu: Gpu,
+}
+
+/// A hardware codec's batched decoder state, and the page-locked buffer its files are
+/// copied into before each call.
+struct Batched {
+    state: State,
+    /// nvJPEG copies each file to the device itself; from ordinary (pageable) memory the
+    /// driver stages that copy, spinning inside `cuMemcpyAsync` until its staging buffer
+    /// drains: the call seen spinning in both hangs of docs/BENCHMARKS.md, while other
+    /// threads waited on the driver's locks. From page-locked memory it is a plain DMA.
+    staging: Option<TrackedHost>,
+}
+
+/// An nvJPEG library handle, destroyed when the last codec using it is dropped (after each
+/// has destroyed its own states).
+struct HandleOwner {
+    lib: &'static Lib,
+    handle: Handle,
+    gpu: Gpu,
+}
+
+// SAFETY: nvJPEG's handle may be used from any thread (nvJPEG's documentation: only states
+// need one thread at a time).
+unsafe impl Send for HandleOwner {}
+// SAFETY: as above.
+unsafe impl Sync for HandleOwner {}
+
+impl Drop for HandleOwner {
+    fn drop(&mut self) {
+        let _ = self.gpu.bind();
+        // SAFETY: the handle was made once by `Jpeg::with_hardware`; every codec that used it
+        // is gone (they held this owner).
+        unsafe { (self.lib.nvjpegDestroy)(self.handle) };
+    }
 }
 
 // SAFETY: the handle is thread-safe per nvJPEG's documentation; every state is behind a
@@ -238,9 +427,10 @@ impl Jpeg {
         Jpeg::with_hardware(gpu, true)
     }
 
-    /// nvJPEG on `gpu` on its default backend (decoding on the GPU's SMs, with the CPU's
-    /// help), even where a hardware decoder exists: a second decoder beside the hardware
-    /// one, for when that one is saturated.
+    /// nvJPEG on `gpu` without the hardware decoder, even where there is one: images of a
+    /// megapixel or more decode on the SMs (Huffman decoding included, through nvJPEG's
+    /// decoupled GPU decoder), smaller ones with the CPU's help. A second decoder beside
+    /// the hardware one, for when that one is saturated.
     pub fn without_hardware(gpu: &Gpu) -> Result<Arc<Jpeg>> {
         Jpeg::with_hardware(gpu, false)
     }
@@ -249,10 +439,13 @@ impl Jpeg {
         let lib = library()?;
         gpu.bind()?;
         let mut handle: Handle = std::ptr::null_mut();
+        // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE, for diagnosis only (docs/BENCHMARKS.md): the
+        // hardware decoder without its pipelining across calls.
+        let flags = c_uint::from(std::env::var_os("CUIMG_NVJPEG_NO_PIPELINE").is_some());
         // SAFETY: out-pointer to a handle; null allocators select nvJPEG's defaults.
         let hardware = want_hardware
             && unsafe {
-                (lib.nvjpegCreateEx)(BACKEND_HARDWARE, std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut handle)
+                (lib.nvjpegCreateEx)(BACKEND_HARDWARE, std::ptr::null_mut(), std::ptr::null_mut(), flags, &mut handle)
             } == SUCCESS;
         if !hardware {
             // SAFETY: as above.
@@ -260,18 +453,68 @@ impl Jpeg {
                 (lib.nvjpegCreateEx)(BACKEND_DEFAULT, std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut handle)
             })?;
         }
-        let mut decoder: State = std::ptr::null_mut();
+        Jpeg::on(Arc::new(HandleOwner { lib, handle, gpu: gpu.clone() }), hardware)
+    }
+
+    /// A codec with its own states on `owner`'s handle. A hardware codec's batched state is
+    /// made here, once: making states while others decode is what hung nvJPEG ([`STATES`]).
+    fn on(owner: Arc<HandleOwner>, hardware: bool) -> Result<Arc<Jpeg>> {
+        let lib = owner.lib;
+        let (mut decoder, mut batched): (State, State) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let exclusive = states_exclusive();
+        owner.gpu.bind()?;
         // SAFETY: a valid handle and an out-pointer.
-        check("nvjpegJpegStateCreate", unsafe { (lib.nvjpegJpegStateCreate)(handle, &mut decoder) })?;
+        check("nvjpegJpegStateCreate", unsafe { (lib.nvjpegJpegStateCreate)(owner.handle, &mut decoder) })?;
+        if hardware {
+            // SAFETY: a valid handle and out-pointer; then the state just made, with a size
+            // hint of one 1x1 image: what NVIDIA's decoders do so that the hardware decoder
+            // draws on a memory pool (they measured over 20% faster).
+            let made = unsafe {
+                check("nvjpegJpegStateCreate", (lib.nvjpegJpegStateCreate)(owner.handle, &mut batched)).and_then(|()| {
+                    check(
+                        "nvjpegDecodeBatchedPreAllocate",
+                        (lib.nvjpegDecodeBatchedPreAllocate)(owner.handle, batched, 1, 1, 1, CSS_444, OUTPUT_RGBI),
+                    )
+                })
+            };
+            if let Err(e) = made {
+                // SAFETY: states made above and used by nothing.
+                unsafe {
+                    (lib.nvjpegJpegStateDestroy)(decoder);
+                    if !batched.is_null() {
+                        (lib.nvjpegJpegStateDestroy)(batched);
+                    }
+                }
+                return Err(e);
+            }
+        }
+        drop(exclusive);
         Ok(Arc::new(Jpeg {
             lib,
-            handle,
+            handle: owner.handle,
+            owner,
             hardware,
             decoder: Mutex::new(decoder),
-            batched: Mutex::new(None),
+            batched: Mutex::new(Batched { state: batched, staging: None }),
+            sm: Mutex::new(None),
             encoder: Mutex::new(None),
-            _gpu: gpu.clone(),
         }))
+    }
+
+    /// The hardware decoder's engines and cores per engine, where there is one: batches
+    /// of a multiple of their product keep every core busy.
+    pub fn hardware_decoder(&self) -> Option<(u32, u32)> {
+        let (mut engines, mut cores): (c_uint, c_uint) = (0, 0);
+        // SAFETY: a valid handle and two out-pointers.
+        let status = unsafe { (self.lib.nvjpegGetHardwareDecoderInfo)(self.handle, &mut engines, &mut cores) };
+        (self.hardware && status == SUCCESS && engines > 0).then_some((engines, cores))
+    }
+
+    /// Another codec like this one (same GPU and backend), for another thread: it shares
+    /// this one's library handle, which is slow to make (tens of milliseconds and more),
+    /// and has states of its own, so the two never wait for each other.
+    pub fn another(&self) -> Result<Arc<Jpeg>> {
+        Jpeg::on(self.owner.clone(), self.hardware)
     }
 
     /// True when the hardware JPEG decoder's backend is in use.
@@ -300,26 +543,36 @@ impl Jpeg {
 
     /// Decodes a JPEG into a new device image: gray for one-component files, RGB else.
     pub fn decode(&self, stream: &Stream, bytes: &[u8]) -> Result<DecodedJpeg> {
+        if !crate::io::jpeg_is_complete(bytes) {
+            return Err(truncated());
+        }
         let (w, h, n) = self.info(bytes)?;
         if n == 1 {
             let mut img = stream.alloc_for_output::<Gray8>(w, h)?;
             self.decode_into(stream, bytes, &mut img, OUTPUT_Y, 1)?;
             Ok(DecodedJpeg::Gray(img))
         } else {
-            let mut img = stream.alloc_for_output::<Rgb8>(w, h)?;
-            self.decode_into(stream, bytes, &mut img, OUTPUT_RGBI, 3)?;
-            Ok(DecodedJpeg::Rgb(img))
+            Ok(DecodedJpeg::Rgb(self.decode_whole_rgb(stream, bytes)?))
         }
     }
 
     /// Decodes a JPEG (gray ones converted) into a new RGB device image.
     pub fn decode_rgb(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Rgb8>> {
         if !crate::io::jpeg_is_complete(bytes) {
-            return Err(Error::Nvjpeg { what: "truncated JPEG (no end-of-image marker)".into(), status: 3 });
+            return Err(truncated());
         }
+        self.decode_whole_rgb(stream, bytes)
+    }
+
+    /// [`Jpeg::decode_rgb`] for a file already known to be whole.
+    fn decode_whole_rgb(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Rgb8>> {
         let (w, h, _) = self.info(bytes)?;
         let mut img = stream.alloc_for_output::<Rgb8>(w, h)?;
-        self.decode_into(stream, bytes, &mut img, OUTPUT_RGBI, 3)?;
+        if !self.hardware && baseline_color_or_gray(bytes) && u64::from(w) * u64::from(h) >= GPU_HUFFMAN_PIXELS {
+            self.decode_on_sms(stream, bytes, &mut img)?;
+        } else {
+            self.decode_into(stream, bytes, &mut img, OUTPUT_RGBI, 3)?;
+        }
         Ok(img)
     }
 
@@ -331,21 +584,12 @@ impl Jpeg {
         format: c_int,
         channels: usize,
     ) -> Result<()> {
-        if !crate::io::jpeg_is_complete(bytes) {
-            return Err(Error::Nvjpeg { what: "truncated JPEG (no end-of-image marker)".into(), status: 3 });
-        }
         let pitch = img.width() as usize * channels;
         let mut to = img.buf.write(&stream.raw)?;
-        let mut out = NvImage {
-            channel: [
-                to.ptr().addr() as *mut c_uchar,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            ],
-            pitch: [pitch, 0, 0, 0],
-        };
+        let mut out = NvImage::one_plane(to.ptr().addr() as *mut c_uchar, pitch);
         let state = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+        let _shared = states_shared();
+        let _engine = self.hardware.then(|| hardware_lock(&self.owner.gpu));
         stream.raw.context().bind_to_thread()?;
         // SAFETY: `bytes` is read during the call (nvJPEG parses it on the host before it
         // returns); `out` points at the device image of `pitch * height` bytes under the
@@ -363,10 +607,55 @@ impl Jpeg {
         })
     }
 
+    /// Decodes a whole baseline JPEG into `img` (its size) with the decoupled GPU decoder,
+    /// and waits for it: the state, its pinned and device buffers and the parsed stream are
+    /// reused by the next call, and `bytes` is only borrowed for this one.
+    fn decode_on_sms(&self, stream: &Stream, bytes: &[u8], img: &mut DeviceImage<Rgb8>) -> Result<()> {
+        let mut sm = self.sm.lock().unwrap_or_else(|e| e.into_inner());
+        if sm.is_none() {
+            stream.raw.context().bind_to_thread()?;
+            *sm = Some(SmDecoder::new(self.lib, self.handle)?);
+        }
+        let d = sm.as_ref().expect("made above");
+        let pitch = img.width() as usize * 3;
+        let mut to = img.buf.write(&stream.raw)?;
+        let mut out = NvImage::one_plane(to.ptr().addr() as *mut c_uchar, pitch);
+        let s = stream.raw.cu_stream();
+        let _shared = states_shared();
+        stream.raw.context().bind_to_thread()?;
+        // SAFETY: the decoder's objects are ours under its lock and were made on this
+        // handle; `bytes` outlives every phase (the stream is synchronized before return,
+        // and nvJPEG keeps no copy: save_stream is 0); `out` is the device image of
+        // `3 * width * height` bytes under its write guard, on `stream`'s context.
+        unsafe {
+            check(
+                "nvjpegJpegStreamParse",
+                (self.lib.nvjpegJpegStreamParse)(self.handle, bytes.as_ptr(), bytes.len(), 0, 0, d.parsed),
+            )?;
+            check(
+                "nvjpegDecodeJpegHost",
+                (self.lib.nvjpegDecodeJpegHost)(self.handle, d.decoder, d.state, d.params, d.parsed),
+            )?;
+            check(
+                "nvjpegDecodeJpegTransferToDevice",
+                (self.lib.nvjpegDecodeJpegTransferToDevice)(self.handle, d.decoder, d.state, d.parsed, s),
+            )?;
+            check(
+                "nvjpegDecodeJpegDevice",
+                (self.lib.nvjpegDecodeJpegDevice)(self.handle, d.decoder, d.state, &mut out, s),
+            )?;
+        }
+        drop(to);
+        stream.synchronize()
+    }
+
     /// Decodes many JPEGs into RGB device images in one call (the hardware decoder takes
-    /// them together). Each image's own failure is its own `Err`; files that are not whole
-    /// JPEGs are refused before the call.
+    /// them together; a codec without it decodes them one by one). Each image's own
+    /// failure is its own `Err`; files that are not whole JPEGs are refused before the call.
     pub fn decode_batch_rgb(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<Rgb8>>>> {
+        if !self.hardware {
+            return Ok(files.iter().map(|bytes| self.decode_rgb(stream, bytes)).collect());
+        }
         let mut results: Vec<Result<DeviceImage<Rgb8>>> = Vec::with_capacity(files.len());
         let mut good = Vec::new();
         let mut alone = Vec::new();
@@ -374,7 +663,7 @@ impl Jpeg {
             let r = if crate::io::jpeg_is_complete(bytes) {
                 self.info(bytes).and_then(|(w, h, _)| stream.alloc_for_output::<Rgb8>(w, h))
             } else {
-                Err(Error::Nvjpeg { what: "truncated JPEG (no end-of-image marker)".into(), status: 3 })
+                Err(truncated())
             };
             match (&r, baseline_color_or_gray(bytes)) {
                 (Ok(_), true) => good.push(i),
@@ -387,64 +676,70 @@ impl Jpeg {
             results.push(r);
         }
         for &i in &alone {
-            results[i] = self.decode_rgb(stream, files[i]);
+            results[i] = self.decode_whole_rgb(stream, files[i]);
         }
         if good.is_empty() {
             return Ok(results);
         }
         let mut guards = Vec::with_capacity(good.len());
         let mut outs = Vec::with_capacity(good.len());
-        for img in results.iter_mut().flatten() {
+        // In `good`'s order (ascending): the batch's outputs pair with its files.
+        for (_, r) in results.iter_mut().enumerate().filter(|(i, _)| good.binary_search(i).is_ok()) {
+            let img = r.as_mut().expect("good files have their image");
             let pitch = img.width() as usize * 3;
             let mut guard = img.buf.write(&stream.raw)?;
             let ptr = guard.ptr().addr() as *mut c_uchar;
             guards.push(guard);
-            outs.push(NvImage {
-                channel: [ptr, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()],
-                pitch: [pitch, 0, 0, 0],
-            });
+            outs.push(NvImage::one_plane(ptr, pitch));
         }
-        let data: Vec<*const c_uchar> = good.iter().map(|&i| files[i].as_ptr()).collect();
         let lengths: Vec<usize> = good.iter().map(|&i| files[i].len()).collect();
         let mut batched = self.batched.lock().unwrap_or_else(|e| e.into_inner());
+        let total: usize = lengths.iter().sum();
+        if batched.staging.as_ref().is_none_or(|s| s.len() < total) {
+            batched.staging = None; // waits for the copies still reading the old one
+            let ctx = stream.raw.context();
+            // SAFETY: page-locked memory, written by the host below before any copy reads it.
+            let pinned = unsafe { ctx.alloc_pinned_with_flags::<u8>(total.next_power_of_two(), 0) }?;
+            batched.staging = Some(TrackedHost::new(pinned));
+        }
+        let Batched { state, staging } = &mut *batched;
+        let staging = staging.as_mut().expect("made above");
+        let host = staging.host_bytes_mut()?; // waits for the last batch's copies from it
+        let mut offsets = Vec::with_capacity(good.len());
+        let mut at = 0;
+        for &i in &good {
+            host[at..at + files[i].len()].copy_from_slice(files[i]);
+            offsets.push(at);
+            at += files[i].len();
+        }
+        let input = staging.read(&stream.raw)?;
+        let base = input.bytes()?.as_ptr();
+        // SAFETY: each offset plus its length lies within the `total` bytes written above.
+        let data: Vec<*const c_uchar> = offsets.iter().map(|&o| unsafe { base.add(o) }).collect();
+        let shared = states_shared();
+        let engine = hardware_lock(&self.owner.gpu);
         stream.raw.context().bind_to_thread()?;
-        let threads = std::thread::available_parallelism().map_or(4, |n| n.get()) as c_int;
-        let state = match *batched {
-            Some((state, size)) if size == good.len() as c_int => state,
-            _ => {
-                if let Some((old, _)) = batched.take() {
-                    // SAFETY: a state this codec made and no longer uses.
-                    unsafe { (self.lib.nvjpegJpegStateDestroy)(old) };
-                }
-                let mut state: State = std::ptr::null_mut();
-                // SAFETY: a valid handle and an out-pointer.
-                check("nvjpegJpegStateCreate", unsafe { (self.lib.nvjpegJpegStateCreate)(self.handle, &mut state) })?;
-                // SAFETY: the state just made; batch size and thread count are positive.
-                check("nvjpegDecodeBatchedInitialize", unsafe {
-                    (self.lib.nvjpegDecodeBatchedInitialize)(
-                        self.handle,
-                        state,
-                        good.len() as c_int,
-                        threads,
-                        OUTPUT_RGBI,
-                    )
-                })?;
-                *batched = Some((state, good.len() as c_int));
-                state
+        // SAFETY: the codec's batched state (made with it, ours under its lock) sized for
+        // this batch, as NVIDIA's own decoders do before every batch; then `data` and
+        // `lengths` describe `good.len()` byte ranges of the page-locked buffer, which the
+        // read guard `input` keeps from the host until the stream has copied them; `outs`
+        // holds as many device images under their write guards, on `stream`'s context.
+        let status = unsafe {
+            match (self.lib.nvjpegDecodeBatchedInitialize)(self.handle, *state, good.len() as c_int, 1, OUTPUT_RGBI) {
+                SUCCESS => (self.lib.nvjpegDecodeBatched)(
+                    self.handle,
+                    *state,
+                    data.as_ptr(),
+                    lengths.as_ptr(),
+                    outs.as_mut_ptr(),
+                    stream.raw.cu_stream(),
+                ),
+                failed => failed,
             }
         };
-        // SAFETY: `data` and `lengths` describe `good.len()` live byte slices; `outs` as many
-        // device images under their write guards, on `stream`'s context.
-        let status = unsafe {
-            (self.lib.nvjpegDecodeBatched)(
-                self.handle,
-                state,
-                data.as_ptr(),
-                lengths.as_ptr(),
-                outs.as_mut_ptr(),
-                stream.raw.cu_stream(),
-            )
-        };
+        drop(engine);
+        drop(shared);
+        drop(input);
         drop(guards);
         if status != SUCCESS {
             // The batch failed as a whole (one bad file fails it): decode one by one instead,
@@ -453,7 +748,7 @@ impl Jpeg {
             return Ok(files
                 .iter()
                 .zip(results)
-                .map(|(bytes, r)| r.and_then(|_| self.decode_rgb(stream, bytes)))
+                .map(|(bytes, r)| r.and_then(|_| self.decode_whole_rgb(stream, bytes)))
                 .collect());
         }
         Ok(results)
@@ -519,10 +814,7 @@ impl Jpeg {
         let enc = self.encoder(stream)?;
         let (state, params) = enc.expect("made by encoder()");
         let s = stream.raw.cu_stream();
-        let image = NvImage {
-            channel: [src as *mut c_uchar, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()],
-            pitch: [pitch, 0, 0, 0],
-        };
+        let image = NvImage::one_plane(src as *mut c_uchar, pitch);
         stream.raw.context().bind_to_thread()?;
         // SAFETY: the encoder state and params are ours under the lock; `image` points at the
         // device image (`pitch * h` bytes, read under the caller's guard) on `stream`'s
@@ -577,21 +869,26 @@ impl Jpeg {
 
 impl Drop for Jpeg {
     fn drop(&mut self) {
-        let _ = self._gpu.bind();
-        // SAFETY: the states and the handle were made by this codec, are destroyed once, and
-        // no call of this codec is running (drop has it exclusively).
+        let _ = self.owner.gpu.bind();
+        let _exclusive = states_exclusive();
+        if let Some(mut sm) = self.sm.get_mut().ok().and_then(|s| s.take()) {
+            sm.destroy(self.lib);
+        }
+        // SAFETY: the states were made by this codec, are destroyed once, and no call of this
+        // codec is running (drop has it exclusively); the handle outlives them (`owner`).
         unsafe {
             if let Some((state, params)) = self.encoder.get_mut().ok().and_then(|e| e.take()) {
                 (self.lib.nvjpegEncoderParamsDestroy)(params);
                 (self.lib.nvjpegEncoderStateDestroy)(state);
             }
-            if let Some((state, _)) = self.batched.get_mut().ok().and_then(|b| b.take()) {
+            if let Ok(&mut Batched { state, .. }) = self.batched.get_mut()
+                && !state.is_null()
+            {
                 (self.lib.nvjpegJpegStateDestroy)(state);
             }
             if let Ok(state) = self.decoder.get_mut() {
                 (self.lib.nvjpegJpegStateDestroy)(*state);
             }
-            (self.lib.nvjpegDestroy)(self.handle);
         }
     }
 }

@@ -56,5 +56,5 @@ pub use crate::pipeline::{GpuPool, Pipeline};
 pub use crate::pixel::{Bgr8, Bgra8, Color, Gray, Gray8, La8, Pixel, Rgb8, Rgba8};
 pub use crate::runtime::{
     AsDeviceView, AsDeviceViewMut, Code, DeviceBatch, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, Gpu, Mark,
-    PinnedImage, Registered, Startup, Stream, driver_available,
+    PinnedImage, Registered, Startup, Stream, StreamPriority, driver_available,
 };

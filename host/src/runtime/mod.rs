@@ -25,8 +25,8 @@ pub use memory::{AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, Devic
 pub use registered::Registered;
 pub(crate) use registered::is_registered;
 pub(crate) use stream::Scratch;
-pub use stream::{Mark, Stream};
-pub(crate) use tracked::Tracked;
+pub use stream::{Mark, Stream, StreamPriority};
+pub(crate) use tracked::{Tracked, TrackedHost};
 
 /// The embedded PTX text (for inspection and tools).
 #[doc(hidden)]

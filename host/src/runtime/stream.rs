@@ -344,6 +344,15 @@ impl Stream {
     }
 }
 
+/// How the GPU orders a stream's kernels against other streams' when both wait for the SMs
+/// ([`Gpu::stream_with_priority`]); running kernels are not interrupted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamPriority {
+    Low,
+    Normal,
+    High,
+}
+
 /// A recorded point of a stream, for timing with device events.
 pub struct Mark(CudaEvent);
 
@@ -365,6 +374,30 @@ impl Gpu {
     /// A new stream on this GPU, for asynchronous work.
     pub fn stream(&self) -> Result<Stream> {
         Ok(Stream::wrap(self, self.inner.ctx.new_stream()?))
+    }
+
+    /// A new stream whose work the GPU schedules before (`High`) or after (`Low`) that of
+    /// ordinary streams when both are waiting for the SMs: for work that feeds a fixed-rate
+    /// engine (the hardware JPEG decoder) beside bulk work that can wait.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// let urgent = gpu.stream_with_priority(cuimg::StreamPriority::High)?;
+    /// let bulk = gpu.stream_with_priority(cuimg::StreamPriority::Low)?;
+    /// # let _ = (urgent, bulk);
+    /// # Ok(()) }
+    /// ```
+    pub fn stream_with_priority(&self, priority: StreamPriority) -> Result<Stream> {
+        self.bind()?;
+        // (least, greatest): numerically, the greatest priority is the lowest number.
+        let (least, greatest) = cudarc::driver::result::stream::get_priority_range()?;
+        let value = match priority {
+            StreamPriority::Low => least,
+            StreamPriority::Normal => 0, // the default stream priority
+            StreamPriority::High => greatest,
+        };
+        Ok(Stream::wrap(self, self.inner.ctx.new_stream_with_priority(value)?))
     }
 
     /// The stream the blocking calls use.
