@@ -177,7 +177,7 @@ fn oversized_inputs_are_rejected_before_any_work() {
 }
 
 #[test]
-fn corrupt_and_missing_files_are_decode_errors() {
+fn corrupt_files_are_decode_errors_and_missing_ones_io_errors() {
     let dir = std::env::temp_dir().join(format!("cuimg-errors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let png = cuimg::io::SAMPLE_PNG;
@@ -198,7 +198,8 @@ fn corrupt_and_missing_files_are_decode_errors() {
             assert!(matches!(&err, Error::Decode { path: p, .. } if p == &path), "{name}: {err}");
         }
     }
-    assert!(matches!(cuimg::io::load_rgb(dir.join("missing.png")).unwrap_err(), Error::Decode { .. }));
+    // A missing file is an I/O error, not a decode error (tests/interop.rs has the rest).
+    assert!(matches!(cuimg::io::load_rgb(dir.join("missing.png")).unwrap_err(), Error::Io { .. }));
     let img = Image::<Gray8>::filled(2, 2, 1);
     assert!(matches!(cuimg::io::save(&img, dir.join("x.nope")).unwrap_err(), Error::Encode { .. }));
     assert!(matches!(cuimg::io::save(&img, dir.join("no/such/dir/x.png")).unwrap_err(), Error::Encode { .. }));

@@ -309,9 +309,8 @@ fn open_gpus(which: &str) -> Result<Option<GpuPool>, String> {
 /// reduced to 8 (cuimg's images are 8-bit) and the user is told, file by file.
 fn load(path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
     let stages = &run.stages;
-    let bytes = stages.time(Stage::Read, || {
-        std::fs::read(path).map_err(|e| cuimg::Error::Decode { path: path.into(), source: e.into() })
-    })?;
+    let bytes = stages
+        .time(Stage::Read, || std::fs::read(path).map_err(|source| cuimg::Error::Io { path: path.into(), source }))?;
     stages.time(Stage::Decode, || {
         if let Some(bits @ 9..) = cuimg::io::bits_per_channel(&bytes) {
             run.progress.suspend(|| {

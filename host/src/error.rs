@@ -88,6 +88,22 @@ pub enum Error {
     #[error("{0} belongs to a different GPU context than the stream it was used on")]
     WrongContext(String),
 
+    /// An image whose samples are not 8-bit (16-bit or float): cuimg's formats are 8-bit,
+    /// and it converts only when asked.
+    #[error(
+        "unsupported format: {0}; cuimg works on 8-bit samples: convert with cuimg::io::convert_to_8bit \
+         (which rounds each sample to 8 bits)"
+    )]
+    UnsupportedFormat(String),
+
+    /// A file could not be read (missing, unreadable): the path and the system's reason.
+    #[error("could not read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A file could not be decoded as an image.
     #[error("could not decode {path}: {source}")]
     Decode {

@@ -93,7 +93,7 @@ pub(crate) fn span_bytes(row: usize, pitch: usize, height: u32) -> Option<usize>
 /// assert_eq!(img.get(1, 2), Rgb8([9, 8, 7]));
 /// assert_eq!(img.as_bytes().len(), 4 * 3 * 3);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Image<P: Pixel> {
     width: u32,
     height: u32,
@@ -294,7 +294,7 @@ impl<P: Pixel> Image<P> {
 /// assert_eq!(v.get(2, 1), Gray8([6]));
 /// assert!(ImageView::<Gray8>::new(&bytes, 3, 2, 2).is_err()); // pitch < row
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct ImageView<'a, P: Pixel> {
     bytes: &'a [u8],
     width: u32,
@@ -409,7 +409,6 @@ impl<'a, P: Pixel> ImageView<'a, P> {
 /// roi.row_mut(0)[1] = Gray8([9]);
 /// assert_eq!(img.get(2, 1), Gray8([9]));
 /// ```
-#[derive(Debug)]
 pub struct ImageViewMut<'a, P: Pixel> {
     bytes: &'a mut [u8],
     width: u32,
@@ -516,7 +515,7 @@ pub(crate) fn check_same_size(what: &str, actual: (u32, u32), expected: (u32, u3
 /// let v = PlanarView::from_chw(&chw, 2, 1).unwrap();
 /// assert_eq!(v.plane(1)[1], 255);
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct PlanarView<'a> {
     planes: [&'a [u8]; 3],
     width: u32,
@@ -575,5 +574,31 @@ impl<'a> PlanarView<'a> {
     /// Plane `c` as a gray view.
     pub fn plane_view(&self, c: usize) -> ImageView<'a, crate::Gray8> {
         ImageView { bytes: self.planes[c], width: self.width, height: self.height, pitch: self.pitch, _p: PhantomData }
+    }
+}
+
+// Debug shows the shape, not the pixels: a failed assertion on a 12-megapixel image would
+// otherwise print gigabytes of them.
+impl<P: Pixel> std::fmt::Debug for Image<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Image<{}>({}x{})", P::NAME, self.width, self.height)
+    }
+}
+
+impl<P: Pixel> std::fmt::Debug for ImageView<'_, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ImageView<{}>({}x{}, pitch {})", P::NAME, self.width, self.height, self.pitch)
+    }
+}
+
+impl<P: Pixel> std::fmt::Debug for ImageViewMut<'_, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ImageViewMut<{}>({}x{}, pitch {})", P::NAME, self.width, self.height, self.pitch)
+    }
+}
+
+impl std::fmt::Debug for PlanarView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PlanarView({}x{}, pitch {})", self.width, self.height, self.pitch)
     }
 }

@@ -23,18 +23,62 @@ pub fn sample_rgb() -> Image<Rgb8> {
 }
 
 fn decode(bytes: &[u8], path: &Path) -> Result<DynamicImage> {
+    let failed = |source| Error::Decode { path: path.into(), source };
     if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(bytes) {
         // The `image` crate's JPEG decoder returns a truncated file as an image, with zeros
         // where the data ends: refuse it instead of handing out a corrupt picture.
-        return Err(Error::Decode {
-            path: path.into(),
-            source: image::ImageError::Decoding(image::error::DecodingError::new(
-                image::ImageFormat::Jpeg.into(),
-                "truncated JPEG: the data ends before its end-of-image marker",
-            )),
-        });
+        return Err(failed(image::ImageError::Decoding(image::error::DecodingError::new(
+            image::ImageFormat::Jpeg.into(),
+            "truncated JPEG: the data ends before its end-of-image marker",
+        ))));
     }
-    image::load_from_memory(bytes).map_err(|source| Error::Decode { path: path.into(), source })
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| failed(image::ImageError::IoError(e)))?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(decode_limit());
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(failed)?;
+    // `ImageReader::decode` checks the limit against the header's size; decoding through
+    // the decoder (for its orientation) must do it here, before any pixel is allocated.
+    if image::ImageDecoder::total_bytes(&decoder) > decode_limit() {
+        return Err(failed(image::ImageError::Limits(image::error::LimitError::from_kind(
+            image::error::LimitErrorKind::InsufficientMemory,
+        ))));
+    }
+    // EXIF orientation (phone photos): applied, so the pixels come upright. A file whose
+    // orientation cannot be read is taken as it is stored.
+    let orientation =
+        image::ImageDecoder::orientation(&mut decoder).unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut img = DynamicImage::from_decoder(decoder).map_err(failed)?;
+    img.apply_orientation(orientation);
+    Ok(img)
+}
+
+/// Bytes one decode may allocate, by default: the 4 GiB the kernels take in one image, and
+/// a little for the decoder's own buffers. The `image` crate's own default is 512 MiB.
+pub const DEFAULT_DECODE_LIMIT: u64 = (4 << 30) + (64 << 20);
+
+static DECODE_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(DEFAULT_DECODE_LIMIT);
+
+/// Sets how many bytes a decode may allocate (for every later `load_*` and `decode_*`, in
+/// every thread). A file that needs more is refused with [`Error::Decode`] before its pixels
+/// are allocated: this is what keeps a header claiming 60000x60000 pixels cheap.
+///
+/// ```
+/// let png = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Png).unwrap();
+/// cuimg::io::set_decode_limit(1000); // bytes
+/// assert!(cuimg::io::decode_rgb(&png, "sample.png".as_ref()).is_err());
+/// cuimg::io::set_decode_limit(cuimg::io::DEFAULT_DECODE_LIMIT);
+/// assert!(cuimg::io::decode_rgb(&png, "sample.png".as_ref()).is_ok());
+/// ```
+pub fn set_decode_limit(bytes: u64) {
+    DECODE_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The current decode limit in bytes ([`set_decode_limit`]).
+pub fn decode_limit() -> u64 {
+    DECODE_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Whether a JPEG's marker structure runs to its end-of-image marker (`FF D9`): the segments
@@ -76,7 +120,7 @@ pub fn jpeg_is_complete(bytes: &[u8]) -> bool {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::Decode { path: path.into(), source: image::ImageError::IoError(e) })
+    std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })
 }
 
 fn wrap<P: Pixel>(width: u32, height: u32, raw: Vec<u8>) -> Image<P> {
@@ -102,6 +146,19 @@ pub fn bits_per_channel(bytes: &[u8]) -> Option<u8> {
     Some((color.bits_per_pixel() / u16::from(color.channel_count())) as u8)
 }
 
+/// `img` with every sample rounded to 8 bits, for formats cuimg refuses as they are
+/// ([`crate::DynamicView`] takes 8-bit images only): 16-bit and float gray, gray + alpha,
+/// RGB and RGBA become their 8-bit kind; 8-bit images are cloned unchanged.
+///
+/// ```
+/// let deep = image::DynamicImage::new_luma16(4, 4);
+/// let eight = cuimg::io::convert_to_8bit(&deep);
+/// assert_eq!(eight.color(), image::ColorType::L8);
+/// ```
+pub fn convert_to_8bit(img: &image::DynamicImage) -> image::DynamicImage {
+    crate::image_crate::convert_to_8bit(img)
+}
+
 /// Decodes PNG or JPEG bytes to RGB (gray and RGBA sources are converted; 16-bit ones are
 /// reduced to 8 bits, see [`bits_per_channel`]).
 pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
@@ -109,11 +166,13 @@ pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
     Ok(wrap(img.width(), img.height(), img.into_raw()))
 }
 
-/// Reads a file as RGB.
+/// Reads a file as RGB, upright (its EXIF orientation applied). A file that cannot be read
+/// is [`Error::Io`] with its path; one that does not decode, [`Error::Decode`].
 ///
 /// ```
 /// let err = cuimg::io::load_rgb("no/such/file.png").unwrap_err();
-/// assert!(matches!(err, cuimg::Error::Decode { .. }));
+/// assert!(matches!(err, cuimg::Error::Io { .. }));
+/// assert!(err.to_string().contains("no/such/file.png"));
 /// ```
 pub fn load_rgb(path: impl AsRef<Path>) -> Result<Image<Rgb8>> {
     decode_rgb(&read(path.as_ref())?, path.as_ref())

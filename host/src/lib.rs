@@ -37,6 +37,7 @@ pub mod bench;
 pub mod cpu;
 mod error;
 mod image;
+mod image_crate;
 pub mod io;
 pub mod jpeg;
 pub mod ops;
@@ -47,6 +48,7 @@ mod validate;
 
 pub use crate::error::{Error, Result};
 pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
+pub use crate::image_crate::DynamicView;
 pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::gather::GatherCheck;
 pub use crate::ops::grayscale::GrayWeights;
