@@ -25,7 +25,7 @@ fn main() -> cuimg::Result<()> {
     }
     let t = Instant::now();
     let mut photos: Vec<(PathBuf, Image<Rgb8>)> = std::fs::read_dir(&dir)
-        .map_err(|e| cuimg::Error::Decode { path: dir.clone(), source: image::ImageError::IoError(e) })?
+        .map_err(|source| cuimg::Error::Io { path: dir.clone(), source })?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "png" || x == "jpg" || x == "jpeg"))
@@ -83,8 +83,7 @@ fn main() -> cuimg::Result<()> {
     let same = results.iter().zip(&want).filter(|(g, w)| g.as_ref() == Some(*w)).count();
     println!("  {same} of {} results identical to the CPU reference", want.len());
     if let Some(out) = out {
-        std::fs::create_dir_all(&out)
-            .map_err(|e| cuimg::Error::Encode { path: out.clone(), source: image::ImageError::IoError(e) })?;
+        std::fs::create_dir_all(&out).map_err(|source| cuimg::Error::Io { path: out.clone(), source })?;
         for ((path, _), img) in photos.iter().zip(results.iter().flatten()) {
             let name = path.file_stem().map_or("image".into(), |s| s.to_string_lossy().into_owned());
             cuimg::io::save(img, out.join(format!("{name}-gray-equalized.png")))?;

@@ -35,7 +35,7 @@ pub enum Error {
         major: i32,
         minor: i32,
         #[source]
-        source: cudarc::driver::DriverError,
+        source: Source,
     },
 
     /// An operation got an image with no pixels.
@@ -96,8 +96,9 @@ pub enum Error {
     )]
     UnsupportedFormat(String),
 
-    /// A file could not be read (missing, unreadable): the path and the system's reason.
-    #[error("could not read {path}: {source}")]
+    /// A file or folder could not be read or written (missing, unreadable, no space): the
+    /// path and the system's reason.
+    #[error("I/O error on {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
@@ -109,7 +110,7 @@ pub enum Error {
     Decode {
         path: PathBuf,
         #[source]
-        source: image::ImageError,
+        source: Source,
     },
 
     /// An image could not be encoded or written.
@@ -117,7 +118,7 @@ pub enum Error {
     Encode {
         path: PathBuf,
         #[source]
-        source: image::ImageError,
+        source: Source,
     },
 
     /// nvJPEG could not be loaded (not installed, or not where cuimg looks): JPEG files
@@ -133,7 +134,25 @@ pub enum Error {
 
     /// Any other CUDA driver error, such as running out of device memory.
     #[error("CUDA driver error: {0}")]
-    Cuda(#[from] cudarc::driver::DriverError),
+    Cuda(#[source] Source),
+}
+
+/// Another crate's error (the CUDA driver binding's, the image codecs'), held opaquely so
+/// that a major release of those crates leaves cuimg's public types as they are. Its message
+/// is shown, and [`std::error::Error::source`] returns it, for `downcast_ref` by those who
+/// depend on that crate themselves.
+///
+/// ```
+/// let err = cuimg::io::decode_rgb(b"not an image", "x.png".as_ref()).unwrap_err();
+/// let inner = std::error::Error::source(&err).expect("the codec's own error");
+/// assert!(inner.downcast_ref::<image::ImageError>().is_some());
+/// ```
+pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+impl From<cudarc::driver::DriverError> for Error {
+    fn from(e: cudarc::driver::DriverError) -> Error {
+        Error::Cuda(Box::new(e))
+    }
 }
 
 impl Error {

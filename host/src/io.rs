@@ -23,7 +23,7 @@ pub fn sample_rgb() -> Image<Rgb8> {
 }
 
 fn decode(bytes: &[u8], path: &Path) -> Result<DynamicImage> {
-    let failed = |source| Error::Decode { path: path.into(), source };
+    let failed = |source: image::ImageError| Error::Decode { path: path.into(), source: source.into() };
     if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(bytes) {
         // The `image` crate's JPEG decoder returns a truncated file as an image, with zeros
         // where the data ends: refuse it instead of handing out a corrupt picture.
@@ -81,43 +81,7 @@ pub fn decode_limit() -> u64 {
     DECODE_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Whether a JPEG's marker structure runs to its end-of-image marker (`FF D9`): the segments
-/// before each scan are skipped by their lengths, the entropy-coded data of a scan by
-/// scanning for the next marker (`FF 00` is a stuffed byte, `FF D0`..`FF D7` restarts).
-/// An embedded thumbnail's own end-of-image marker lies inside a segment, so it is skipped.
-pub fn jpeg_is_complete(bytes: &[u8]) -> bool {
-    let mut i = 2; // after SOI
-    while i + 1 < bytes.len() {
-        if bytes[i] != 0xFF {
-            return false;
-        }
-        let marker = bytes[i + 1];
-        match marker {
-            0xD9 => return true,
-            0xFF => i += 1, // fill byte
-            0x01 | 0xD0..=0xD7 => i += 2,
-            _ => {
-                let Some(len) = bytes.get(i + 2..i + 4).map(|l| u16::from_be_bytes([l[0], l[1]]) as usize) else {
-                    return false;
-                };
-                i += 2 + len;
-                if marker == 0xDA {
-                    // Entropy-coded data: up to the next marker that is not a stuffed byte
-                    // or a restart (memchr: a 12-megapixel JPEG has megabytes of it).
-                    while let Some(at) = bytes.get(i..).and_then(|rest| memchr::memchr(0xFF, rest)) {
-                        i += at;
-                        match bytes.get(i + 1) {
-                            Some(&next) if next != 0x00 && !(0xD0..=0xD7).contains(&next) => break,
-                            Some(_) => i += 2,
-                            None => return false,
-                        }
-                    }
-                }
-            }
-        }
-    }
-    false
-}
+pub use crate::jpeg::is_complete as jpeg_is_complete;
 
 fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })
@@ -252,7 +216,7 @@ impl Encode for Rgba8 {
 /// ```
 pub fn save<P: Encode>(img: &Image<P>, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    P::to_dynamic(img).save(path).map_err(|source| Error::Encode { path: path.into(), source })
+    P::to_dynamic(img).save(path).map_err(|source| Error::Encode { path: path.into(), source: source.into() })
 }
 
 /// A file format to encode to.
@@ -286,7 +250,7 @@ impl Format {
 /// assert!(jpg.starts_with(&[0xFF, 0xD8]) && cuimg::io::jpeg_is_complete(&jpg));
 /// ```
 pub fn encode<P: Encode>(img: &Image<P>, format: Format) -> Result<Vec<u8>> {
-    let err = |source| Error::Encode { path: "<memory>".into(), source };
+    let err = |source: image::ImageError| Error::Encode { path: "<memory>".into(), source: source.into() };
     let mut out = std::io::Cursor::new(Vec::new());
     match format {
         Format::Png => P::to_dynamic(img).write_to(&mut out, image::ImageFormat::Png).map_err(err)?,
@@ -310,6 +274,6 @@ pub fn encode_png<P: Encode>(img: &Image<P>) -> Result<Vec<u8>> {
     let mut out = std::io::Cursor::new(Vec::new());
     P::to_dynamic(img)
         .write_to(&mut out, image::ImageFormat::Png)
-        .map_err(|source| Error::Encode { path: "<memory>".into(), source })?;
+        .map_err(|source| Error::Encode { path: "<memory>".into(), source: source.into() })?;
     Ok(out.into_inner())
 }

@@ -229,6 +229,44 @@ fn check(what: &str, status: Status) -> Result<()> {
     if status == SUCCESS { Ok(()) } else { Err(Error::Nvjpeg { what: what.into(), status }) }
 }
 
+/// Whether a JPEG's marker structure runs to its end-of-image marker (`FF D9`): the segments
+/// before each scan are skipped by their lengths, the entropy-coded data of a scan by
+/// scanning for the next marker (`FF 00` is a stuffed byte, `FF D0`..`FF D7` restarts).
+/// An embedded thumbnail's own end-of-image marker lies inside a segment, so it is skipped.
+pub fn is_complete(bytes: &[u8]) -> bool {
+    let mut i = 2; // after SOI
+    while i + 1 < bytes.len() {
+        if bytes[i] != 0xFF {
+            return false;
+        }
+        let marker = bytes[i + 1];
+        match marker {
+            0xD9 => return true,
+            0xFF => i += 1, // fill byte
+            0x01 | 0xD0..=0xD7 => i += 2,
+            _ => {
+                let Some(len) = bytes.get(i + 2..i + 4).map(|l| u16::from_be_bytes([l[0], l[1]]) as usize) else {
+                    return false;
+                };
+                i += 2 + len;
+                if marker == 0xDA {
+                    // Entropy-coded data: up to the next marker that is not a stuffed byte
+                    // or a restart (memchr: a 12-megapixel JPEG has megabytes of it).
+                    while let Some(at) = bytes.get(i..).and_then(|rest| memchr::memchr(0xFF, rest)) {
+                        i += at;
+                        match bytes.get(i + 1) {
+                            Some(&next) if next != 0x00 && !(0xD0..=0xD7).contains(&next) => break,
+                            Some(_) => i += 2,
+                            None => return false,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
 /// True for a baseline or extended-sequential (Huffman) JPEG of 1 or 3 components: the
 /// files the batched decoders take. Reads the frame header only.
 fn baseline_color_or_gray(bytes: &[u8]) -> bool {
@@ -543,7 +581,7 @@ impl Jpeg {
 
     /// Decodes a JPEG into a new device image: gray for one-component files, RGB else.
     pub fn decode(&self, stream: &Stream, bytes: &[u8]) -> Result<DecodedJpeg> {
-        if !crate::io::jpeg_is_complete(bytes) {
+        if !is_complete(bytes) {
             return Err(truncated());
         }
         let (w, h, n) = self.info(bytes)?;
@@ -558,7 +596,7 @@ impl Jpeg {
 
     /// Decodes a JPEG (gray ones converted) into a new RGB device image.
     pub fn decode_rgb(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Rgb8>> {
-        if !crate::io::jpeg_is_complete(bytes) {
+        if !is_complete(bytes) {
             return Err(truncated());
         }
         self.decode_whole_rgb(stream, bytes)
@@ -660,7 +698,7 @@ impl Jpeg {
         let mut good = Vec::new();
         let mut alone = Vec::new();
         for (i, bytes) in files.iter().enumerate() {
-            let r = if crate::io::jpeg_is_complete(bytes) {
+            let r = if is_complete(bytes) {
                 self.info(bytes).and_then(|(w, h, _)| stream.alloc_for_output::<Rgb8>(w, h))
             } else {
                 Err(truncated())

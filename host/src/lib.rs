@@ -37,7 +37,9 @@ pub mod bench;
 pub mod cpu;
 mod error;
 mod image;
+#[cfg(feature = "io")]
 mod image_crate;
+#[cfg(feature = "io")]
 pub mod io;
 pub mod jpeg;
 pub mod ops;
@@ -46,8 +48,9 @@ mod pixel;
 pub mod runtime;
 mod validate;
 
-pub use crate::error::{Error, Result};
+pub use crate::error::{Error, Result, Source};
 pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
+#[cfg(feature = "io")]
 pub use crate::image_crate::DynamicView;
 pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::gather::GatherCheck;

@@ -47,6 +47,13 @@ pub fn run(skip_tests: bool) -> Result {
         run::step("tests", run::cargo().args(["test", "--workspace"]))?;
     }
 
+    // The core API without the `io` feature (no `image` crate): the library's promise that
+    // files and the image crate's types are optional.
+    run::step(
+        "build the library without default features (no image crate)",
+        run::cargo().args(["build", "--package", "cuimg", "--no-default-features"]),
+    )?;
+
     // (e) The oldest stable Rust the crates promise (`rust-version`) builds the library.
     run::step(
         "build the library with Rust 1.95.0 (rust-version)",

@@ -166,11 +166,11 @@ impl Gpu {
         let compute_capability = ctx.compute_capability()?;
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let opened = start.elapsed();
-        let ptx_error = |source| Error::PtxLoad {
+        let ptx_error = |source: cudarc::driver::DriverError| Error::PtxLoad {
             device: name.clone(),
             major: compute_capability.0,
             minor: compute_capability.1,
-            source,
+            source: source.into(),
         };
         // The device's own machine code when one of the committed cubins runs on it, so
         // nothing is JIT-compiled (about 210 ms on an H100); the PTX otherwise.
