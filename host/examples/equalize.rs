@@ -5,7 +5,7 @@
 
 mod common;
 
-use cuimg::{EqualizeMode, Gray8, GrayWeights, Rgb8, cpu};
+use cuimg::{EqualizeMode, Gray8, GrayWeights, Rgb8, cpu, par};
 
 fn main() -> cuimg::Result<()> {
     let (input, output) = common::args("equalize-out.png");
@@ -17,6 +17,10 @@ fn main() -> cuimg::Result<()> {
     let want_gray = cpu_stages.host("CPU reference, gray", || cpu::equalize(&gray_in.view()))?;
     let want_color =
         cpu_stages.host("CPU reference, color (luma)", || cpu::equalize_color(&img.view(), EqualizeMode::Luma))?;
+    // The fallback without a GPU: the same result on all cores.
+    let on_cores =
+        cpu_stages.host("all cores (par), color", || par::equalize_color(&img.view(), EqualizeMode::Luma))?;
+    assert_eq!(on_cores, want_color, "cuimg::par and the reference disagree");
     let color = match common::gpu() {
         Some(gpu) => {
             let s = gpu.stream()?;
@@ -34,7 +38,7 @@ fn main() -> cuimg::Result<()> {
             println!("GPU results equal the CPU reference (gray: bit-exact with OpenCV's equalizeHist)");
             color
         }
-        None => want_color,
+        None => on_cores,
     };
     gpu_stages.host("encode", || cuimg::io::save(&color, &output))?;
     gpu_stages.print("GPU pipeline");

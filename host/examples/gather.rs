@@ -5,7 +5,7 @@
 
 mod common;
 
-use cuimg::{Image, Rgb8, cpu};
+use cuimg::{Image, Rgb8, cpu, par};
 
 fn main() -> cuimg::Result<()> {
     let (input, output) = common::args("gather-out.png");
@@ -18,6 +18,9 @@ fn main() -> cuimg::Result<()> {
     let pixels: &[[u8; 3]] = bytemuck::cast_slice(img.as_bytes());
     let mut cpu_stages = common::Stages::new();
     let want = cpu_stages.host("CPU reference (serial loop)", || cpu::gather(pixels, &flip))?;
+    // The fallback without a GPU: the same result on all cores.
+    let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::gather(pixels, &flip))?;
+    assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
     let flipped = match common::gpu() {
         Some(gpu) => {
             let s = gpu.stream()?;
@@ -34,7 +37,7 @@ fn main() -> cuimg::Result<()> {
             println!("a bad index on purpose -> {}", gpu.gather(pixels, &bad).unwrap_err());
             got
         }
-        None => want,
+        None => on_cores,
     };
     let out = Image::<Rgb8>::from_bytes(w, h, bytemuck::cast_slice(&flipped))?;
     gpu_stages.host("encode", || cuimg::io::save(&out, &output))?;

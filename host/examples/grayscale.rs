@@ -4,7 +4,7 @@
 
 mod common;
 
-use cuimg::{Gray8, GrayWeights, cpu};
+use cuimg::{Gray8, GrayWeights, cpu, par};
 
 fn main() -> cuimg::Result<()> {
     let (input, output) = common::args("grayscale-out.png");
@@ -13,6 +13,9 @@ fn main() -> cuimg::Result<()> {
     println!("input: {}x{} RGB8", img.width(), img.height());
     let mut cpu_stages = common::Stages::new();
     let want = cpu_stages.host("CPU reference (serial loop)", || cpu::grayscale(&img.view(), GrayWeights::Bt601))?;
+    // The fallback without a GPU: the same result on all cores.
+    let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::grayscale(&img.view(), GrayWeights::Bt601))?;
+    assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
 
     let gray = match common::gpu() {
         Some(gpu) => {
@@ -25,7 +28,7 @@ fn main() -> cuimg::Result<()> {
             println!("GPU result equals the CPU reference, byte for byte");
             gray
         }
-        None => want,
+        None => on_cores,
     };
     gpu_stages.host("encode", || cuimg::io::save(&gray, &output))?;
     gpu_stages.print("GPU pipeline");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use cuimg::cpu;
+use cuimg::{cpu, par};
 
 fn main() -> cuimg::Result<()> {
     let (input, _) = common::args("");
@@ -13,6 +13,9 @@ fn main() -> cuimg::Result<()> {
     println!("input: {}x{} RGB8", img.width(), img.height());
     let mut cpu_stages = common::Stages::new();
     let want = cpu_stages.host("CPU reference (serial loop)", || cpu::histogram(&img.view()))?;
+    // The fallback without a GPU: the same result on all cores.
+    let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::histogram(&img.view()))?;
+    assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
     let hist = match common::gpu() {
         Some(gpu) => {
             let s = gpu.stream()?;
@@ -24,7 +27,7 @@ fn main() -> cuimg::Result<()> {
             println!("GPU result equals the CPU reference, bin for bin");
             hist
         }
-        None => want,
+        None => on_cores,
     };
     for (c, name) in ["red", "green", "blue"].iter().enumerate() {
         let bins = hist.channel(c);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use cuimg::{Lut, Rgb8, cpu};
+use cuimg::{Lut, Rgb8, cpu, par};
 
 fn main() -> cuimg::Result<()> {
     let (input, output) = common::args("lut-out.png");
@@ -14,6 +14,9 @@ fn main() -> cuimg::Result<()> {
     let luts = [Lut::gamma(2.2), Lut::gamma(2.2), Lut::invert()];
     let mut cpu_stages = common::Stages::new();
     let want = cpu_stages.host("CPU reference (serial loop)", || cpu::apply_luts(&img.view(), &luts))?;
+    // The fallback without a GPU: the same result on all cores.
+    let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::apply_luts(&img.view(), &luts))?;
+    assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
     let out = match common::gpu() {
         Some(gpu) => {
             let s = gpu.stream()?;
@@ -26,7 +29,7 @@ fn main() -> cuimg::Result<()> {
             println!("GPU result equals the CPU reference, byte for byte");
             out
         }
-        None => want,
+        None => on_cores,
     };
     gpu_stages.host("encode", || cuimg::io::save(&out, &output))?;
     gpu_stages.print("GPU pipeline");

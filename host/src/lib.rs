@@ -43,6 +43,7 @@ mod image_crate;
 pub mod io;
 pub mod jpeg;
 pub mod ops;
+pub mod par;
 pub mod pipeline;
 mod pixel;
 pub mod runtime;

@@ -6,7 +6,7 @@ use crate::image::{Image, ImageView};
 use crate::ops::grayscale::GrayWeights;
 use crate::ops::histogram::{Histogram, equalization_lut};
 use crate::ops::lut::Lut;
-use crate::pixel::{Color, Gray, Pixel};
+use crate::pixel::{Color, Gray, Gray8, Pixel};
 
 /// Histogram equalization, bit-exact with OpenCV's `equalizeHist`; gray + alpha keeps its
 /// alpha.
@@ -49,17 +49,23 @@ pub fn equalize_color<P: Color>(src: &ImageView<'_, P>, mode: EqualizeMode) -> R
             for p in luma.pixels() {
                 h.channel_mut(0)[p.0[0] as usize] += 1;
             }
-            let lut = equalization_lut(h.channel(0));
-            let mut out = src.to_image();
-            for (p, y) in out.pixels_mut().iter_mut().zip(luma.pixels()) {
-                let y = y.0[0];
-                let delta = lut[y] as i32 - y as i32;
-                let bytes = bytemuck::bytes_of_mut(p);
-                for c in P::RGB {
-                    bytes[c] = (bytes[c] as i32 + delta).clamp(0, 255) as u8;
-                }
-            }
-            Ok(out)
+            Ok(shift_by_luma(src, luma.pixels(), &equalization_lut(h.channel(0))))
         }
     }
+}
+
+/// Equalization on luma, given the luma and its table: each pixel's color channels move by
+/// the change of its luma, clamped (alpha kept). Shared with the parallel fallback, which
+/// runs it on bands of rows.
+pub(crate) fn shift_by_luma<P: Color>(src: &ImageView<'_, P>, luma: &[Gray8], lut: &Lut) -> Image<P> {
+    let mut out = src.to_image();
+    for (p, y) in out.pixels_mut().iter_mut().zip(luma) {
+        let y = y.0[0];
+        let delta = lut[y] as i32 - y as i32;
+        let bytes = bytemuck::bytes_of_mut(p);
+        for c in P::RGB {
+            bytes[c] = (bytes[c] as i32 + delta).clamp(0, 255) as u8;
+        }
+    }
+    out
 }

@@ -1,0 +1,138 @@
+//! Every operation on all CPU cores: the fallback where there is no GPU.
+//!
+//! The same results as [`crate::cpu`], byte for byte, and the same errors: each function
+//! cuts the image into bands of rows, runs the serial reference of `cpu` on each band on a
+//! core of its own (rayon), and joins the bands (histograms are summed, equalization tables
+//! built from the whole image's histogram). `cpu` stays the plain, obviously-correct oracle
+//! the tests compare against; this module is what to call for speed without a GPU.
+//!
+//! ```
+//! use cuimg::{GrayWeights, Image, Rgb8};
+//! let img = Image::<Rgb8>::from_fn(640, 480, |x, y| Rgb8([x as u8, y as u8, 9]));
+//! let gpu = cuimg::Gpu::new().ok(); // None on a machine without one
+//! let gray = match &gpu {
+//!     Some(gpu) => gpu.grayscale(&img.view(), GrayWeights::Bt601)?,
+//!     None => cuimg::par::grayscale(&img.view(), GrayWeights::Bt601)?,
+//! };
+//! assert_eq!(gray, cuimg::cpu::grayscale(&img.view(), GrayWeights::Bt601)?);
+//! # Ok::<(), cuimg::Error>(())
+//! ```
+
+use bytemuck::Pod;
+use rayon::prelude::*;
+
+use crate::cpu;
+use crate::error::Result;
+use crate::image::{Image, ImageView, Rect};
+use crate::ops::equalize::EqualizeMode;
+use crate::ops::equalize::cpu::shift_by_luma;
+use crate::ops::grayscale::GrayWeights;
+use crate::ops::histogram::{Histogram, equalization_lut};
+use crate::ops::lut::Lut;
+use crate::pixel::{Color, Gray, Gray8, Pixel};
+use crate::validate;
+
+/// Rows per band: enough bands for every core to take several (load balance), none so thin
+/// that the per-band overhead shows.
+fn band_rows(height: u32) -> u32 {
+    let bands = 4 * rayon::current_num_threads() as u32;
+    height.div_ceil(bands).max(16)
+}
+
+/// `src` cut into bands of whole rows, top to bottom, each with its first row.
+fn bands<'a, P: Pixel>(src: &ImageView<'a, P>) -> Vec<(u32, ImageView<'a, P>)> {
+    let rows = band_rows(src.height());
+    (0..src.height())
+        .step_by(rows as usize)
+        .map(|y| (y, src.roi(Rect::new(0, y, src.width(), rows.min(src.height() - y))).expect("bands lie inside")))
+        .collect()
+}
+
+/// Runs `op` on every band of `src` at once and stacks the results, top to bottom; the
+/// error of the first band that fails, as the serial loop would report it.
+fn per_band<P: Pixel, Q: Pixel>(
+    src: &ImageView<'_, P>,
+    op: impl Fn(u32, &ImageView<'_, P>) -> Result<Image<Q>> + Sync,
+) -> Result<Image<Q>> {
+    validate::non_empty(src.width(), src.height())?;
+    let parts: Vec<Result<Image<Q>>> = bands(src).par_iter().map(|(top, band)| op(*top, band)).collect();
+    let mut pixels = Vec::with_capacity(src.width() as usize * src.height() as usize);
+    for part in parts {
+        pixels.extend_from_slice(part?.pixels());
+    }
+    Image::from_pixels(src.width(), src.height(), pixels)
+}
+
+/// [`cpu::grayscale`] on all cores.
+pub fn grayscale<P: Color>(src: &ImageView<'_, P>, weights: GrayWeights) -> Result<Image<Gray8>> {
+    per_band(src, |_, band| cpu::grayscale(band, weights))
+}
+
+/// [`cpu::black_and_white`] on all cores.
+pub fn black_and_white<P: Color>(src: &ImageView<'_, P>, weights: GrayWeights) -> Result<Image<P>> {
+    per_band(src, |_, band| cpu::black_and_white(band, weights))
+}
+
+/// [`cpu::apply_lut`] on all cores.
+pub fn apply_lut<P: Pixel>(src: &ImageView<'_, P>, lut: &Lut) -> Result<Image<P>> {
+    per_band(src, |_, band| cpu::apply_lut(band, lut))
+}
+
+/// [`cpu::apply_luts`] on all cores.
+pub fn apply_luts<P: Pixel>(src: &ImageView<'_, P>, luts: &[Lut]) -> Result<Image<P>> {
+    per_band(src, |_, band| cpu::apply_luts(band, luts))
+}
+
+/// [`cpu::histogram`] on all cores: the bands' histograms, summed.
+pub fn histogram<P: Pixel>(src: &ImageView<'_, P>) -> Result<Histogram> {
+    validate::non_empty(src.width(), src.height())?;
+    validate::countable(src.width(), src.height())?;
+    bands(src).par_iter().map(|(_, band)| cpu::histogram(band)).try_reduce(
+        || Histogram::zeros(P::CHANNELS),
+        |mut a, b| {
+            for c in 0..P::CHANNELS {
+                for (x, y) in a.channel_mut(c).iter_mut().zip(b.channel(c)) {
+                    *x += y; // no overflow: `countable` bounds the whole image's count
+                }
+            }
+            Ok(a)
+        },
+    )
+}
+
+/// [`cpu::equalize`] on all cores.
+pub fn equalize<P: Gray>(src: &ImageView<'_, P>) -> Result<Image<P>> {
+    equalize_per_channel(src)
+}
+
+fn equalize_per_channel<P: Pixel>(src: &ImageView<'_, P>) -> Result<Image<P>> {
+    let h = histogram(src)?;
+    let luts: Vec<Lut> =
+        (0..h.channels()).map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) }).collect();
+    apply_luts(src, &luts)
+}
+
+/// [`cpu::equalize_color`] on all cores.
+pub fn equalize_color<P: Color>(src: &ImageView<'_, P>, mode: EqualizeMode) -> Result<Image<P>> {
+    match mode {
+        EqualizeMode::PerChannel => equalize_per_channel(src),
+        EqualizeMode::Luma => {
+            validate::countable(src.width(), src.height())?;
+            let luma = grayscale(src, GrayWeights::Bt601)?;
+            let lut = equalization_lut(histogram(&luma.view())?.channel(0));
+            let width = src.width() as usize;
+            per_band(src, |top, band| {
+                let first = top as usize * width; // the band's rows of the luma
+                Ok(shift_by_luma(band, &luma.pixels()[first..first + width * band.height() as usize], &lut))
+            })
+        }
+    }
+}
+
+/// [`cpu::gather`] on all cores (the indices are checked first, in order, so the error names
+/// the same first bad position).
+pub fn gather<T: Pod + Send + Sync>(src: &[T], idx: &[u32]) -> Result<Vec<T>> {
+    crate::ops::gather::check_source(src.len())?;
+    crate::ops::gather::first_bad_index(idx, src.len())?;
+    Ok(idx.par_iter().map(|&j| src[j as usize]).collect())
+}
