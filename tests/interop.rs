@@ -227,3 +227,58 @@ fn files_over_512_mib_load_and_the_limit_is_configurable() {
     std::fs::remove_file(&path).unwrap();
     assert!(matches!(refused, Err(Error::Decode { .. })), "{refused:?}");
 }
+
+/// cudarc's buffers and stream through cuimg without copies: their memory as cuimg images
+/// (the output poisoned first), their stream as a cuimg stream, and a cuimg image read by
+/// cudarc through its raw address. The borrowed images free nothing (cudarc reads its
+/// buffers after they drop, and frees them itself; memcheck would see a double free).
+#[test]
+fn cudarc_buffers_and_streams_in_place() {
+    use cudarc::driver::{CudaContext, DevicePtr, DevicePtrMut};
+    use cuimg::{DeviceImage, GrayWeights};
+    let Some(gpu) = gpu() else { return };
+    let (w, h) = (333u32, 257u32);
+    let img: Image<Rgb8> = random(w, h, 42);
+    let want = cuimg::cpu::grayscale(&img.view(), GrayWeights::Bt601).unwrap();
+
+    let ctx = CudaContext::new(gpu.ordinal()).unwrap();
+    let theirs = ctx.new_stream().unwrap();
+    let rgb = theirs.clone_htod(img.as_bytes()).unwrap();
+    let poison: Vec<u8> = (0..w * h).map(|i| 0xA5 ^ (i as u8).wrapping_mul(31)).collect();
+    let mut gray = theirs.clone_htod(&poison).unwrap();
+    // SAFETY: `theirs` is a stream of this device's primary context and outlives `s`.
+    let s = unsafe { cuimg::Stream::from_raw(&gpu, theirs.cu_stream().cast()) };
+    assert_eq!(s.as_raw(), theirs.cu_stream().cast());
+    {
+        let (src_ptr, _reading) = rgb.device_ptr(&theirs);
+        let (dst_ptr, _writing) = gray.device_ptr_mut(&theirs);
+        // SAFETY: `rgb` and `gray` hold h packed rows of w RGB and gray pixels, outlive this
+        // block, and only `theirs` (which is `s`) uses them meanwhile.
+        let src = unsafe { DeviceImage::<Rgb8>::from_raw_parts(&s, src_ptr, w, h) }.unwrap();
+        // SAFETY: as above.
+        let mut dst = unsafe { DeviceImage::<Gray8>::from_raw_parts(&s, dst_ptr, w, h) }.unwrap();
+        assert_eq!(dst.as_raw_ptr(), dst_ptr);
+        s.grayscale(&src, &mut dst, GrayWeights::Bt601).unwrap();
+        // cuimg's own download of the borrowed image agrees too.
+        assert_same(&s.download(&dst).unwrap(), &want, "download of the borrowed image");
+    }
+    let got = Image::<Gray8>::from_bytes(w, h, &theirs.clone_dtoh(&gray).unwrap()).unwrap();
+    assert_same(&got, &want, "cuimg's kernel on cudarc's buffers");
+
+    // The other way: a cuimg image read by cudarc through its raw address.
+    let ours = s.upload(&want.view()).unwrap();
+    s.synchronize().unwrap();
+    let mut back = vec![0u8; (w * h) as usize];
+    // SAFETY: `ours` holds w * h bytes at that address, alive until the end of this test, and
+    // the upload has finished (synchronized above).
+    unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut back, ours.as_raw_ptr()) }.unwrap();
+    assert_eq!(back, want.as_bytes());
+
+    // Bad inputs are typed errors, not launches.
+    // SAFETY: never dereferenced: refused before use.
+    let null = unsafe { DeviceImage::<Gray8>::from_raw_parts(&s, 0, 4, 4) };
+    assert!(null.is_err());
+    // SAFETY: as above.
+    let empty = unsafe { DeviceImage::<Gray8>::from_raw_parts(&s, ours.as_raw_ptr(), 0, 4) };
+    assert!(matches!(empty, Err(Error::EmptyImage { .. })));
+}

@@ -54,6 +54,13 @@ pub fn run(skip_tests: bool) -> Result {
         run::cargo().args(["build", "--package", "cuimg", "--no-default-features"]),
     )?;
 
+    // What crates.io would get: the two published crates packaged (the PTX and SASS travel
+    // inside) and built from those packages alone, on stable Rust.
+    run::step(
+        "package cuimg-abi and cuimg, and build them from the packages",
+        run::cargo().args(["package", "--package", "cuimg-abi", "--package", "cuimg", "--allow-dirty"]),
+    )?;
+
     // (e) The oldest stable Rust the crates promise (`rust-version`) builds the library.
     run::step(
         "build the library with Rust 1.95.0 (rust-version)",

@@ -215,6 +215,12 @@ impl Gpu {
         Ok(self.inner.ctx.bind_to_thread()?)
     }
 
+    /// The device's index among the driver's devices (what `CudaContext::new` of cudarc and
+    /// `cudaSetDevice` take), for code that shares its context.
+    pub fn ordinal(&self) -> usize {
+        self.inner.ctx.ordinal()
+    }
+
     /// The device's name, such as "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
         &self.inner.name

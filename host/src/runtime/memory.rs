@@ -71,6 +71,51 @@ impl<P: Pixel> DeviceImage<P> {
         row_bytes::<P>(self.width)
     }
 
+    /// Device memory of another library (cudarc, cust, CUDA C) as a device image, without a
+    /// copy: cuimg's operations then read and write it in place. Dropping the image frees
+    /// nothing; it waits until cuimg's work on the memory has finished.
+    ///
+    /// # Safety
+    /// - `ptr` is device memory of the context of `stream`'s GPU (the device's primary
+    ///   context, which cudarc's `CudaContext::new` and the CUDA runtime also use), holding
+    ///   `height` packed rows of `width` pixels (`width * P::CHANNELS` bytes each), readable
+    ///   and writable;
+    /// - it stays allocated while the returned image lives;
+    /// - the caller orders other work on it with cuimg's: cuimg's accesses come after the
+    ///   work queued on `stream` before this call, and work the caller queues elsewhere while
+    ///   the image lives must wait for cuimg's (the same stream, or [`Stream::synchronize`](super::Stream::synchronize)).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// let s = gpu.stream()?;
+    /// let mine = s.upload(&cuimg::Image::<cuimg::Gray8>::filled(8, 2, 5).view())?;
+    /// // SAFETY: `mine` holds 2 packed rows of 8 gray pixels and outlives `alias`, which only
+    /// // this stream uses.
+    /// let alias = unsafe { cuimg::DeviceImage::<cuimg::Gray8>::from_raw_parts(&s, mine.as_raw_ptr(), 8, 2)? };
+    /// assert!(s.download(&alias)?.as_bytes().iter().all(|&b| b == 5));
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn from_raw_parts(stream: &super::Stream, ptr: u64, width: u32, height: u32) -> Result<DeviceImage<P>> {
+        crate::validate::non_empty(width, height)?;
+        let bytes = crate::image::byte_len::<P>(width, height)?;
+        if ptr == 0 {
+            return Err(crate::Error::WrongLength { what: "a device pointer (null)".into(), expected: 1, actual: 0 });
+        }
+        // SAFETY: the caller's contract: `bytes` bytes of this context's device memory at
+        // `ptr`, alive as long as the image; `Tracked::borrowed` never frees them.
+        let slice = unsafe { stream.raw.upgrade_device_ptr::<u8>(ptr, bytes) };
+        Ok(DeviceImage::from_raw(Tracked::borrowed(slice, &stream.raw)?, width, height))
+    }
+
+    /// The device address of the first pixel (rows packed, [`DeviceImage::pitch`] bytes
+    /// apart), for other libraries' kernels and copies. cuimg orders only its own work: order
+    /// yours after it ([`Stream::synchronize`](super::Stream::synchronize), or the stream of [`Stream::as_raw`](super::Stream::as_raw)) and do not
+    /// use the address after the image is dropped.
+    pub fn as_raw_ptr(&self) -> u64 {
+        self.buf.device_addr()
+    }
+
     /// Size in bytes.
     pub fn byte_len(&self) -> usize {
         self.buf.len()

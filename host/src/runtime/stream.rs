@@ -74,6 +74,24 @@ impl Stream {
         }
     }
 
+    /// A stream of another library (cudarc, cust, the CUDA runtime's `cudaStream_t`) as a
+    /// cuimg stream: cuimg's work queues on it, in order with the owner's.
+    ///
+    /// # Safety
+    /// `raw` is a `CUstream` of `gpu`'s context (the device's primary context), and stays
+    /// alive while the returned stream, and any work queued through it, may use it. cuimg
+    /// never destroys it.
+    pub unsafe fn from_raw(gpu: &Gpu, raw: *mut std::ffi::c_void) -> Stream {
+        // SAFETY: the caller's contract above, which is cudarc's for a borrowed stream.
+        let borrowed = unsafe { gpu.inner.ctx.wrap_borrowed_stream(raw.cast()) };
+        Stream::wrap(gpu, borrowed)
+    }
+
+    /// The raw `CUstream`, for other libraries' launches and copies in order with cuimg's.
+    pub fn as_raw(&self) -> *mut std::ffi::c_void {
+        self.raw.cu_stream().cast()
+    }
+
     /// The GPU this stream runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu

@@ -125,6 +125,8 @@ fn lock(history: &Mutex<History>) -> MutexGuard<'_, History> {
 pub(crate) struct Tracked<T> {
     slice: Option<CudaSlice<T>>,
     history: Mutex<History>,
+    /// Memory of another library's ([`Tracked::borrowed`]): never freed here.
+    borrowed: bool,
 }
 
 impl<T> Tracked<T> {
@@ -132,7 +134,16 @@ impl<T> Tracked<T> {
     pub fn written(slice: CudaSlice<T>, stream: &Arc<CudaStream>) -> Result<Tracked<T>, DriverError> {
         let mut history = History::default();
         history.record(stream, true)?;
-        Ok(Tracked { slice: Some(slice), history: Mutex::new(history) })
+        Ok(Tracked { slice: Some(slice), history: Mutex::new(history), borrowed: false })
+    }
+
+    /// Wraps memory another library owns, as written by the work queued on `stream` so far.
+    /// Dropping it frees nothing: it waits on the host until every access cuimg queued has
+    /// finished, so the owner may reuse or free the memory as soon as the drop returns.
+    pub fn borrowed(slice: CudaSlice<T>, stream: &Arc<CudaStream>) -> Result<Tracked<T>, DriverError> {
+        let mut t = Tracked::written(slice, stream)?;
+        t.borrowed = true;
+        Ok(t)
     }
 
     fn slice(&self) -> &CudaSlice<T> {
@@ -175,6 +186,13 @@ impl<T> Drop for Tracked<T> {
     fn drop(&mut self) {
         let Some(slice) = self.slice.take() else { return };
         let history = self.history.get_mut().unwrap_or_else(|e| e.into_inner());
+        if self.borrowed {
+            // Not ours to free: hand it back once nothing of cuimg's touches it. (If the wait
+            // fails the context is lost and runs nothing more on it.)
+            let _ = history.host_wait(true);
+            let _ = slice.leak();
+            return;
+        }
         // cudarc frees on the allocating stream, stream-ordered: make that stream wait for
         // every access first (or, failing that, the host).
         if history.wait(slice.stream(), true).is_err() {
