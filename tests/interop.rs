@@ -282,3 +282,33 @@ fn cudarc_buffers_and_streams_in_place() {
     let empty = unsafe { DeviceImage::<Gray8>::from_raw_parts(&s, ours.as_raw_ptr(), 0, 4) };
     assert!(matches!(empty, Err(Error::EmptyImage { .. })));
 }
+
+/// Files of more than 8 bits per channel: refused by name by `load_*` and `decode_rgb`, and
+/// rounded to 8 bits only by the functions that say so.
+#[test]
+fn sixteen_bit_files_are_refused_or_converted_on_purpose() {
+    let path = std::env::temp_dir().join(format!("cuimg-deep-{}.png", std::process::id()));
+    let mut deep = image::ImageBuffer::<image::LumaA<u16>, Vec<u16>>::new(3, 1);
+    for (x, v) in [(0, 0xFFFFu16), (1, 0x8080), (2, 0x0101)] {
+        deep.put_pixel(x, 0, image::LumaA([v, 0xFFFF]));
+    }
+    deep.save(&path).unwrap();
+    let errors = [
+        cuimg::io::load_rgb(&path).map(|_| ()),
+        cuimg::io::load_rgba(&path).map(|_| ()),
+        cuimg::io::load_gray(&path).map(|_| ()),
+        cuimg::io::load_gray_alpha(&path).map(|_| ()),
+        cuimg::io::decode_rgb(&std::fs::read(&path).unwrap(), &path).map(|_| ()),
+    ];
+    for err in errors {
+        let err = err.unwrap_err();
+        assert!(matches!(err, Error::UnsupportedFormat(_)), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("cuimg-deep-") && text.contains("16 bits") && text.contains("load_converted"), "{text}");
+    }
+    let la = cuimg::io::load_converted::<La8>(&path).unwrap();
+    assert_eq!(la.as_bytes(), &[255, 255, 128, 255, 1, 255]);
+    let rgb = cuimg::io::load_converted::<Rgb8>(&path).unwrap();
+    assert_eq!(rgb.get(1, 0), Rgb8([128; 3]));
+    std::fs::remove_file(&path).unwrap();
+}

@@ -320,7 +320,7 @@ fn load(path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
                 )
             });
         }
-        cuimg::io::decode_rgb(&bytes, path)
+        cuimg::io::decode_converted(&bytes, path)
     })
 }
 

@@ -22,7 +22,16 @@ pub fn sample_rgb() -> Image<Rgb8> {
     decode_rgb(SAMPLE_PNG, Path::new("<embedded sample>")).expect("the embedded sample is a valid PNG")
 }
 
-fn decode(bytes: &[u8], path: &Path) -> Result<DynamicImage> {
+/// What to do with samples of more than 8 bits (16-bit PNG, float formats).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Refuse them: [`Error::UnsupportedFormat`], naming the file and its format.
+    Refuse,
+    /// Round them to 8 bits: the caller asked for it by the function's name.
+    RoundTo8,
+}
+
+fn decode(bytes: &[u8], path: &Path, depth: Depth) -> Result<DynamicImage> {
     let failed = |source: image::ImageError| Error::Decode { path: path.into(), source: source.into() };
     if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(bytes) {
         // The `image` crate's JPEG decoder returns a truncated file as an image, with zeros
@@ -39,6 +48,15 @@ fn decode(bytes: &[u8], path: &Path) -> Result<DynamicImage> {
     limits.max_alloc = Some(decode_limit());
     reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(failed)?;
+    let color = image::ImageDecoder::color_type(&decoder);
+    if depth == Depth::Refuse && color.bytes_per_pixel() > color.channel_count() {
+        let bits = color.bits_per_pixel() / u16::from(color.channel_count());
+        return Err(Error::UnsupportedFormat(format!(
+            "{}: {color:?} samples ({bits} bits per channel); load it with cuimg::io::load_converted \
+             or decode_converted to round them to 8 bits",
+            path.display()
+        )));
+    }
     // `ImageReader::decode` checks the limit against the header's size; decoding through
     // the decoder (for its orientation) must do it here, before any pixel is allocated.
     if image::ImageDecoder::total_bytes(&decoder) > decode_limit() {
@@ -87,16 +105,12 @@ fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })
 }
 
-fn wrap<P: Pixel>(width: u32, height: u32, raw: Vec<u8>) -> Image<P> {
-    Image::from_bytes(width, height, &raw).expect("the image crate returns packed buffers")
-}
-
 /// Bits per channel of an encoded image, from its header alone (no pixels decoded): 8 for
 /// ordinary files, 16 for 16-bit PNG; `None` when the header does not parse.
 ///
-/// cuimg's images are 8 bits per channel, so the `load_*` and `decode_*` functions reduce
-/// 16-bit sources to 8 bits (the `image` crate rounds `v / 257` to the nearest). Call this
-/// first to refuse such files or to warn about them, as the `cuimg` tool does.
+/// cuimg's images are 8 bits per channel: `load_rgb` and the other `load_*` and
+/// `decode_rgb` refuse deeper sources, and [`load_converted`] and [`decode_converted`] round
+/// them to 8 bits. Call this first to choose, or to warn, as the `cuimg` tool does.
 ///
 /// ```
 /// let png = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Png).unwrap();
@@ -123,15 +137,37 @@ pub fn convert_to_8bit(img: &image::DynamicImage) -> image::DynamicImage {
     crate::image_crate::convert_to_8bit(img)
 }
 
-/// Decodes PNG or JPEG bytes to RGB (gray and RGBA sources are converted; 16-bit ones are
-/// reduced to 8 bits, see [`bits_per_channel`]).
+/// Decodes PNG or JPEG bytes to RGB (gray and RGBA sources are converted), upright. Files
+/// of more than 8 bits per channel are refused with [`Error::UnsupportedFormat`]:
+/// [`decode_converted`] rounds them to 8 bits instead.
 pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
-    let img = decode(bytes, name)?.into_rgb8();
-    Ok(wrap(img.width(), img.height(), img.into_raw()))
+    decode_as(bytes, name, Depth::Refuse)
+}
+
+/// Decodes PNG or JPEG bytes to `P`, upright, rounding samples of more than 8 bits (16-bit
+/// PNG) to 8: the `image` crate rounds `v / 257` to the nearest. [`bits_per_channel`] tells
+/// beforehand, to warn about it as the `cuimg` tool does.
+///
+/// ```
+/// let deep = image::DynamicImage::new_rgb16(3, 2);
+/// let mut png = Vec::new();
+/// deep.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+/// let name = std::path::Path::new("deep.png");
+/// assert!(matches!(cuimg::io::decode_rgb(&png, name), Err(cuimg::Error::UnsupportedFormat(_))));
+/// let img = cuimg::io::decode_converted::<cuimg::Rgb8>(&png, name).unwrap();
+/// assert_eq!(img.dimensions(), (3, 2));
+/// ```
+pub fn decode_converted<P: Encode>(bytes: &[u8], name: &Path) -> Result<Image<P>> {
+    decode_as(bytes, name, Depth::RoundTo8)
+}
+
+fn decode_as<P: Encode>(bytes: &[u8], name: &Path, depth: Depth) -> Result<Image<P>> {
+    Ok(P::from_dynamic(decode(bytes, name, depth)?))
 }
 
 /// Reads a file as RGB, upright (its EXIF orientation applied). A file that cannot be read
-/// is [`Error::Io`] with its path; one that does not decode, [`Error::Decode`].
+/// is [`Error::Io`] with its path; one that does not decode, [`Error::Decode`]; one of more
+/// than 8 bits per channel, [`Error::UnsupportedFormat`] ([`load_converted`] takes it).
 ///
 /// ```
 /// let err = cuimg::io::load_rgb("no/such/file.png").unwrap_err();
@@ -139,23 +175,22 @@ pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
 /// assert!(err.to_string().contains("no/such/file.png"));
 /// ```
 pub fn load_rgb(path: impl AsRef<Path>) -> Result<Image<Rgb8>> {
-    decode_rgb(&read(path.as_ref())?, path.as_ref())
+    load_as(path.as_ref(), Depth::Refuse)
 }
 
-/// Reads a file as RGBA.
+/// Reads a file as RGBA, as [`load_rgb`] does.
 pub fn load_rgba(path: impl AsRef<Path>) -> Result<Image<Rgba8>> {
-    let img = decode(&read(path.as_ref())?, path.as_ref())?.into_rgba8();
-    Ok(wrap(img.width(), img.height(), img.into_raw()))
+    load_as(path.as_ref(), Depth::Refuse)
 }
 
-/// Reads a file as 8-bit gray (color sources are converted by the `image` crate's own
-/// luma, not this crate's kernels).
+/// Reads a file as 8-bit gray, as [`load_rgb`] does (color sources are converted by the
+/// `image` crate's own luma, not this crate's kernels).
 pub fn load_gray(path: impl AsRef<Path>) -> Result<Image<Gray8>> {
-    let img = decode(&read(path.as_ref())?, path.as_ref())?.into_luma8();
-    Ok(wrap(img.width(), img.height(), img.into_raw()))
+    load_as(path.as_ref(), Depth::Refuse)
 }
 
-/// Reads a file as 8-bit gray + alpha (sources without alpha get an opaque one).
+/// Reads a file as 8-bit gray + alpha, as [`load_rgb`] does (sources without alpha get an
+/// opaque one).
 ///
 /// ```
 /// let img = cuimg::Image::<cuimg::La8>::from_bytes(2, 1, &[10, 255, 20, 128]).unwrap();
@@ -164,17 +199,32 @@ pub fn load_gray(path: impl AsRef<Path>) -> Result<Image<Gray8>> {
 /// assert_eq!(cuimg::io::load_gray_alpha(&path).unwrap(), img);
 /// ```
 pub fn load_gray_alpha(path: impl AsRef<Path>) -> Result<Image<La8>> {
-    let img = decode(&read(path.as_ref())?, path.as_ref())?.into_luma_alpha8();
-    Ok(wrap(img.width(), img.height(), img.into_raw()))
+    load_as(path.as_ref(), Depth::Refuse)
 }
 
-/// Formats the `image` crate can write from an [`Image`].
+/// Reads a file as `P`, rounding samples of more than 8 bits to 8 (see
+/// [`decode_converted`]); otherwise as [`load_rgb`].
+pub fn load_converted<P: Encode>(path: impl AsRef<Path>) -> Result<Image<P>> {
+    load_as(path.as_ref(), Depth::RoundTo8)
+}
+
+fn load_as<P: Encode>(path: &Path, depth: Depth) -> Result<Image<P>> {
+    decode_as(&read(path)?, path, depth)
+}
+
+/// Formats the `image` crate reads into and writes from an [`Image`].
 pub trait Encode: Pixel {
     #[doc(hidden)]
     fn to_dynamic(img: &Image<Self>) -> DynamicImage;
+    #[doc(hidden)]
+    fn from_dynamic(img: DynamicImage) -> Image<Self>;
 }
 
 impl Encode for Gray8 {
+    fn from_dynamic(img: DynamicImage) -> Image<Self> {
+        img.into_luma8().into() // keeps the decoder's allocation
+    }
+
     fn to_dynamic(img: &Image<Self>) -> DynamicImage {
         DynamicImage::ImageLuma8(
             GrayImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
@@ -183,6 +233,10 @@ impl Encode for Gray8 {
 }
 
 impl Encode for La8 {
+    fn from_dynamic(img: DynamicImage) -> Image<Self> {
+        img.into_luma_alpha8().into() // keeps the decoder's allocation
+    }
+
     fn to_dynamic(img: &Image<Self>) -> DynamicImage {
         DynamicImage::ImageLumaA8(
             GrayAlphaImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
@@ -191,12 +245,20 @@ impl Encode for La8 {
 }
 
 impl Encode for Rgb8 {
+    fn from_dynamic(img: DynamicImage) -> Image<Self> {
+        img.into_rgb8().into() // keeps the decoder's allocation
+    }
+
     fn to_dynamic(img: &Image<Self>) -> DynamicImage {
         DynamicImage::ImageRgb8(RgbImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"))
     }
 }
 
 impl Encode for Rgba8 {
+    fn from_dynamic(img: DynamicImage) -> Image<Self> {
+        img.into_rgba8().into() // keeps the decoder's allocation
+    }
+
     fn to_dynamic(img: &Image<Self>) -> DynamicImage {
         DynamicImage::ImageRgba8(
             RgbaImage::from_raw(img.width(), img.height(), img.as_bytes().to_vec()).expect("packed"),
