@@ -49,7 +49,7 @@ enum Op {
     Lut {
         #[command(flatten)]
         common: Common,
-        /// invert | gamma:<G> | threshold:<T>
+        /// invert, gamma:GAMMA (above 0) or threshold:LEVEL (0 to 255)
         #[arg(long, default_value = "invert")]
         table: String,
     },

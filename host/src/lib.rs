@@ -29,8 +29,9 @@
 //! The layers, as the source tree shows them: `kernels-gpu/` (device code, its own crate) and
 //! `abi/` (the parameter structs both sides compile against) → [`runtime`] (GPU, memory,
 //! streams, cross-stream ordering, launches) → [`ops`] (one folder per operation: its types,
-//! its launches as methods of [`Gpu`]/[`Stream`], its CPU reference, re-exported in [`cpu`])
-//! → [`io`] (files).
+//! its launches as methods of [`Gpu`]/[`Stream`], its CPU reference, re-exported in [`cpu`],
+//! and on all cores in [`par`]) → `io` (files and the `image` crate's types; the default
+//! feature `io`).
 
 #[cfg(feature = "bench-knobs")]
 pub mod bench;

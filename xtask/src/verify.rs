@@ -54,6 +54,15 @@ pub fn run(skip_tests: bool) -> Result {
         run::cargo().args(["build", "--package", "cuimg", "--no-default-features"]),
     )?;
 
+    // The documentation builds without a warning (broken links, stray HTML), with the
+    // default features and without them.
+    for extra in [&[][..], &["--package", "cuimg", "--no-default-features"][..]] {
+        let mut doc = run::cargo();
+        doc.args(["doc", "--no-deps"]).args(if extra.is_empty() { &["--workspace"][..] } else { extra });
+        doc.env("RUSTDOCFLAGS", "-D warnings");
+        run::step("documentation without warnings", &mut doc)?;
+    }
+
     // What crates.io would get: the two published crates packaged (the PTX and SASS travel
     // inside) and built from those packages alone, on stable Rust.
     run::step(
