@@ -18,18 +18,122 @@
 //! If an event cannot be recorded (a dead context), the guard synchronizes the stream
 //! instead, which orders everything that follows just as well.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, PinnedHostSlice};
+use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, PinnedHostSlice};
 use cuimg_abi::{DevPtr, DevPtrMut};
+
+/// A driver event, taken from its context's pool of free ones and given back when dropped.
+///
+/// Every new buffer and every new reading stream needs an event. Making one
+/// (`cuEventCreate`) and destroying one takes the driver's process-wide lock for writing, which
+/// waits for every driver call in flight in every thread and stalls the calls that come
+/// after it (both nvJPEG hangs of docs/BENCHMARKS.md had a thread waiting there). The pool
+/// makes that once per event instead of once per buffer.
+struct Event {
+    raw: CUevent,
+    /// Blocking-sync (the host waits on it) rather than timing-free.
+    host: bool,
+    /// Keeps the context, and so the event, alive while in use.
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a driver event may be recorded, waited on and destroyed from any thread.
+unsafe impl Send for Event {}
+// SAFETY: as above; the driver serializes calls on one event.
+unsafe impl Sync for Event {}
+
+/// Free events of one context and kind. The pool holds the context weakly: when the context
+/// is gone, so are its events (the driver destroyed them with it) and the entry is dropped
+/// without touching them. The `Weak` also keeps the context's allocation, so no new context
+/// can be mistaken for it.
+struct Free {
+    ctx: Weak<CudaContext>,
+    host: bool,
+    events: Vec<RawEvent>,
+}
+
+struct RawEvent(CUevent);
+
+// SAFETY: a raw event handle, only used while its context lives (see `Free`).
+unsafe impl Send for RawEvent {}
+
+static FREE: Mutex<Vec<Free>> = Mutex::new(Vec::new());
+
+/// Free events kept per context and kind; more are destroyed.
+const KEEP: usize = 4096;
+
+impl Event {
+    fn take(ctx: &Arc<CudaContext>, host: bool) -> Result<Event, DriverError> {
+        {
+            let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+            let mine = free.iter_mut().find(|f| f.host == host && std::ptr::eq(f.ctx.as_ptr(), Arc::as_ptr(ctx)));
+            if let Some(RawEvent(raw)) = mine.and_then(|f| f.events.pop()) {
+                return Ok(Event { raw, host, ctx: ctx.clone() });
+            }
+        }
+        ctx.bind_to_thread()?;
+        let flags = if host { CUevent_flags::CU_EVENT_BLOCKING_SYNC } else { CUevent_flags::CU_EVENT_DISABLE_TIMING };
+        let raw = cudarc::driver::result::event::create(flags)?;
+        Ok(Event { raw, host, ctx: ctx.clone() })
+    }
+
+    /// Marks the end of the work queued on `stream` so far.
+    fn record(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        // SAFETY: a live event (its context is held) and a stream of the same context.
+        unsafe { cudarc::driver::result::event::record(self.raw, stream.cu_stream()) }
+    }
+
+    /// Makes `stream` wait for the work this event last marked.
+    fn wait_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        // SAFETY: as above.
+        unsafe {
+            cudarc::driver::result::stream::wait_event(
+                stream.cu_stream(),
+                self.raw,
+                CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+    }
+
+    /// Blocks the host until the work this event last marked has finished.
+    fn synchronize(&self) -> Result<(), DriverError> {
+        // SAFETY: a live event.
+        unsafe { cudarc::driver::result::event::synchronize(self.raw) }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // Reusable at once: a stream already told to wait on it waits for the work it marked
+        // then, whatever is recorded later.
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        free.retain(|f| f.ctx.strong_count() > 0);
+        let at =
+            match free.iter().position(|f| f.host == self.host && std::ptr::eq(f.ctx.as_ptr(), Arc::as_ptr(&self.ctx)))
+            {
+                Some(at) => at,
+                None => {
+                    free.push(Free { ctx: Arc::downgrade(&self.ctx), host: self.host, events: Vec::new() });
+                    free.len() - 1
+                }
+            };
+        if free[at].events.len() < KEEP {
+            free[at].events.push(RawEvent(self.raw));
+        } else {
+            // SAFETY: a live event (its context is held) that nothing uses any more.
+            let _ = unsafe { cudarc::driver::result::event::destroy(self.raw) };
+        }
+    }
+}
 
 /// One recorded access: the stream it was queued on and an event after it. The stream is
 /// held, not just named, so its handle cannot be reused by a new stream (which would then
 /// be taken for this one and skip the wait) while the access may still be running.
 struct Access {
     stream: Arc<CudaStream>,
-    event: CudaEvent,
+    event: Event,
 }
 
 impl Access {
@@ -53,10 +157,8 @@ impl History {
         History { host: true, ..History::default() }
     }
 
-    fn new_event(&self, stream: &Arc<CudaStream>) -> Result<CudaEvent, DriverError> {
-        let flags =
-            if self.host { CUevent_flags::CU_EVENT_BLOCKING_SYNC } else { CUevent_flags::CU_EVENT_DISABLE_TIMING };
-        stream.context().new_event(Some(flags))
+    fn new_event(&self, stream: &Arc<CudaStream>) -> Result<Event, DriverError> {
+        Event::take(stream.context(), self.host)
     }
 }
 
@@ -65,7 +167,7 @@ impl History {
     fn wait(&self, stream: &Arc<CudaStream>, all: bool) -> Result<(), DriverError> {
         let marks = self.write.iter().chain(self.reads.iter().filter(|_| all));
         for m in marks.filter(|m| !m.on(stream)) {
-            stream.wait(&m.event)?;
+            m.event.wait_on(stream)?;
         }
         Ok(())
     }
