@@ -2,8 +2,9 @@
 //! JPEGs) and 1920x1080 PNGs (to gray PNGs), GPU path against the CPU path on all cores of the
 //! same machine, with the stage breakdown; and nvJPEG decoding alone.
 //!
-//! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR] [--decode-only]`
-//! (`--decode-only`: only nvJPEG's decoding, swept over batch sizes and threads)
+//! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR] [--decode-only | --gpu-only]`
+//! (`--decode-only`: only nvJPEG's decoding, swept over batch sizes and threads; `--gpu-only`:
+//! only the JPEG job's default GPU path, for large folders)
 //! (`gpu-bundle/run.sh files` on the lent GPU). The test files are made at run time from the
 //! shared photos, upscaled, JPEG quality 90.
 
@@ -78,12 +79,14 @@ fn main() {
     let mut jpegs = 960;
     let mut out = PathBuf::from("files-bench-out");
     let mut decode_only = false;
+    let mut gpu_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--jpegs" => jpegs = args.next().and_then(|n| n.parse().ok()).expect("--jpegs N"),
             "--out" => out = args.next().expect("--out DIR").into(),
             "--decode-only" => decode_only = true,
+            "--gpu-only" => gpu_only = true,
             _ => {}
         }
     }
@@ -92,7 +95,7 @@ fn main() {
     let jpg_dir = work.join("jpg");
     let files = make(&jpg_dir, jpegs, (4000, 3000), "jpg");
     let png_dir = work.join("png");
-    make(&png_dir, jpegs / 2, (1920, 1080), "png");
+    make(&png_dir, if gpu_only { 0 } else { jpegs / 2 }, (1920, 1080), "png");
     println!(
         "made {} JPEGs (4000x3000, q90) and {} PNGs (1920x1080) in {:.1} s",
         files.len(),
@@ -103,11 +106,16 @@ fn main() {
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let mut rows = Vec::new();
     let jobs = [("4000x3000 JPEG -> gray JPEG", &jpg_dir, "jpg"), ("1920x1080 PNG -> gray PNG", &png_dir, "png")];
-    for &(name, dir, fmt) in if decode_only { &jobs[..0] } else { &jobs[..] } {
+    let jobs = match (decode_only, gpu_only) {
+        (true, _) => &jobs[..0],
+        (_, true) => &jobs[..1],
+        _ => &jobs[..],
+    };
+    for &(name, dir, fmt) in jobs {
         // The JPEG job's GPU path in several shapes (decoders per GPU), then the default;
         // the CPU path on all cores.
         let mut paths: Vec<(String, Env, Option<&str>)> = Vec::new();
-        if fmt == "jpg" {
+        if fmt == "jpg" && !gpu_only {
             for (label, env) in [
                 ("GPU, 2 hardware decoders", vec![("CUIMG_HW_DECODERS", "2")]),
                 ("GPU, 2 encoders", vec![("CUIMG_ENCODERS", "2")]),
@@ -119,7 +127,9 @@ fn main() {
             }
         }
         paths.push(("GPU".into(), vec![], None));
-        paths.push(("CPU, all cores".into(), vec![], Some("--cpu")));
+        if !gpu_only {
+            paths.push(("CPU, all cores".into(), vec![], Some("--cpu")));
+        }
         for (path, env, extra) in paths {
             let dst = work.join(format!("out-{fmt}-{}", extra.is_some()));
             let mut a = vec![
@@ -132,6 +142,11 @@ fn main() {
                 "--report".into(),
             ];
             a.extend(extra.map(String::from));
+            if path == "GPU" {
+                // The default shape's timeline: which queue runs dry (printed by --report).
+                std::fs::create_dir_all(&out).unwrap();
+                a.extend(["--trace".into(), s(&out.join(format!("trace-{fmt}.json")))]);
+            }
             let a: Vec<&str> = a.iter().map(String::as_str).collect();
             tool(&a, &env); // warm: page cache, clocks
             let (ips, steady, report) = tool(&a, &env);
@@ -141,7 +156,7 @@ fn main() {
         }
     }
 
-    let decode = decode_alone(&files, decode_only, &mut rows);
+    let decode = if gpu_only { None } else { decode_alone(&files, decode_only, &mut rows) };
     std::fs::create_dir_all(&out).unwrap();
     let doc = serde_json::json!({"jpegs": files.len(), "runs": rows, "nvjpeg_decode_images_per_second": decode});
     std::fs::write(out.join("files.json"), serde_json::to_string_pretty(&doc).unwrap()).unwrap();

@@ -83,6 +83,10 @@ struct Common {
     /// Draw the stage times to an SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Write every thread's timeline (each stage and each wait) as a Chrome trace (JSON;
+    /// open it in Perfetto or chrome://tracing); `--report` then also sums it per thread.
+    #[arg(long)]
+    trace: Option<PathBuf>,
 }
 
 /// Everything one run shares between its threads.
@@ -147,7 +151,12 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} images, {per_sec}, {eta} left").expect("a valid template"),
     );
-    let run = Run { stages: Stages::default(), progress, failures: Mutex::new(Vec::new()), done: AtomicUsize::new(0) };
+    let run = Run {
+        stages: Stages::new(c.trace.is_some()),
+        progress,
+        failures: Mutex::new(Vec::new()),
+        done: AtomicUsize::new(0),
+    };
     for (path, why) in missing.iter().chain(&clashes) {
         run.fail(path, why);
     }
@@ -173,7 +182,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     };
     let opened = start.elapsed();
     let device = match &codecs {
-        Some(c) => format!("{device}, nvJPEG ({}, batches of {})", c[0].describe(), batch_size(c)),
+        Some(c) => format!("{device}, nvJPEG ({})", c[0].describe()),
         None => device,
     };
     let jpeg_path = codecs.is_some();
@@ -242,6 +251,9 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     );
     if c.report {
         eprintln!("{}", run.stages.table(done, wall));
+        if let Some(threads) = run.stages.threads_table(wall) {
+            eprint!("{threads}");
+        }
         if let Some(cpu) = process_cpu_seconds() {
             eprintln!(
                 "CPU time {cpu:.2} s (user + system) in {:.2} s: {:.1} cores busy on average",
@@ -249,6 +261,9 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
                 cpu / wall.as_secs_f64().max(1e-9)
             );
         }
+    }
+    if let Some(trace) = &c.trace {
+        run.stages.write_trace(trace).map_err(|e| format!("cannot write {}: {e}", trace.display()))?;
     }
     if let Some(svg) = &c.plot {
         run.stages.plot(svg, &device).map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
@@ -495,12 +510,8 @@ fn is_jpeg(path: &Path) -> bool {
 /// multiple of the decoder's cores (engines times cores per engine), so that every core
 /// has work (the decoder wants large batches: 543 images/s of 12 megapixels at 32 on the
 /// H100, 342 at 8; docs/BENCHMARKS.md).
-fn batch_size(codecs: &[GpuCodecs]) -> usize {
-    let cores = codecs
-        .first()
-        .and_then(|c| c.batched.first())
-        .and_then(|w| w.jpeg.hardware_decoder())
-        .map_or(1, |(engines, cores)| (engines * cores).max(1) as usize);
+fn batch_size(jpeg: &cuimg::jpeg::Jpeg) -> usize {
+    let cores = jpeg.hardware_decoder().map_or(1, |(engines, cores)| (engines * cores).max(1) as usize);
     knob("CUIMG_JPEG_BATCH", 32usize.div_ceil(cores) * cores).max(1)
 }
 
@@ -518,8 +529,10 @@ struct Worker {
 /// Every nvJPEG codec of a run on one GPU, all made before any decoding starts (making
 /// decoder states while others decode is what hung nvJPEG; cuimg also serializes it).
 struct GpuCodecs {
-    /// Batched decoders: the hardware decoder where the GPU has one.
-    batched: Vec<Worker>,
+    gpu: cuimg::Gpu,
+    /// Batched decoders (the hardware decoder where the GPU has one) to open: their library
+    /// handle takes 0.6 to 0.8 s to make on the H100, so they open while the others work.
+    hardware: usize,
     /// Decoders on the SMs (nvJPEG's GPU decoder), one file at a time, beside the hardware.
     on_sms: Vec<Worker>,
     encoders: Vec<Worker>,
@@ -527,11 +540,9 @@ struct GpuCodecs {
 
 impl GpuCodecs {
     fn describe(&self) -> String {
-        let hw = self.batched.first().is_some_and(|w| w.jpeg.hardware());
         format!(
-            "{} {} decoders, {} on the SMs, {} encoders per GPU",
-            self.batched.len(),
-            if hw { "hardware" } else { "batched" },
+            "{} batched (hardware) decoders, {} on the SMs, {} encoders per GPU",
+            self.hardware,
             self.on_sms.len(),
             self.encoders.len()
         )
@@ -548,41 +559,50 @@ fn open_codecs(pool: &GpuPool, jpeg_out: bool) -> cuimg::Result<Vec<GpuCodecs>> 
     let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
     let (hw, sm) = (knob("CUIMG_HW_DECODERS", 1).max(1), knob("CUIMG_SM_DECODERS", (cores / 2).min(6)));
     let encoders = knob("CUIMG_ENCODERS", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1);
-    use cuimg::StreamPriority::{High, Low, Normal};
-    // One library handle per GPU and backend (slow to make: the hardware one took 0.6 to
-    // 0.8 s on the H100), both made at once, on every GPU at once; every worker its own
-    // states (`Jpeg::another`) and stream. The hardware decoders' streams go first on the
-    // SMs and the SM decoders' last (no difference measured yet: docs/BENCHMARKS.md).
-    let workers = |gpu: &cuimg::Gpu, first: std::sync::Arc<cuimg::jpeg::Jpeg>, n: usize, priority| {
-        (0..n)
-            .map(|k| {
-                let jpeg = if k == 0 { first.clone() } else { first.another()? };
-                Ok(Worker { jpeg, stream: gpu.stream_with_priority(priority)? })
-            })
-            .collect::<cuimg::Result<Vec<_>>>()
-    };
+    use cuimg::StreamPriority::{Low, Normal};
+    // One library handle per GPU and backend, on every GPU at once; every worker its own
+    // states (`Jpeg::another`) and stream. The hardware decoders (`open_batched`) open later,
+    // while these work. Their streams go first on the SMs and the SM decoders' last (no
+    // difference measured yet: docs/BENCHMARKS.md).
+    let workers =
+        |gpu: &cuimg::Gpu, first: std::sync::Arc<cuimg::jpeg::Jpeg>, n: usize, priority: cuimg::StreamPriority| {
+            (0..n)
+                .map(|k| {
+                    let jpeg = if k == 0 { first.clone() } else { first.another()? };
+                    Ok(Worker { jpeg, stream: gpu.stream_with_priority(priority)? })
+                })
+                .collect::<cuimg::Result<Vec<_>>>()
+        };
     std::thread::scope(|scope| {
         let opening: Vec<_> = pool
             .gpus()
             .iter()
             .map(|gpu| {
-                let batched = scope.spawn(move || workers(gpu, cuimg::jpeg::Jpeg::new(gpu)?, hw, High));
-                let others = scope.spawn(move || -> cuimg::Result<_> {
+                scope.spawn(move || -> cuimg::Result<_> {
                     let on_sms = cuimg::jpeg::Jpeg::without_hardware(gpu)?;
-                    Ok((workers(gpu, on_sms.another()?, sm, Low)?, workers(gpu, on_sms, encoders, Normal)?))
-                });
-                (batched, others)
+                    Ok(GpuCodecs {
+                        gpu: gpu.clone(),
+                        hardware: hw,
+                        on_sms: workers(gpu, on_sms.another()?, sm, Low)?,
+                        encoders: workers(gpu, on_sms, encoders, Normal)?,
+                    })
+                })
             })
             .collect();
-        opening
-            .into_iter()
-            .map(|(batched, others)| {
-                let batched = batched.join().expect("opening a codec panicked")?;
-                let (on_sms, encoders) = others.join().expect("opening a codec panicked")?;
-                Ok(GpuCodecs { batched, on_sms, encoders })
-            })
-            .collect()
+        opening.into_iter().map(|o| o.join().expect("opening a codec panicked")).collect()
     })
+}
+
+/// The batched decoders of one GPU, opened (the slow part) while the other stages work:
+/// `hardware` of them on one library handle (the hardware decoder's where there is one).
+fn open_batched(gpu: &cuimg::Gpu, hardware: usize) -> cuimg::Result<Vec<Worker>> {
+    let first = cuimg::jpeg::Jpeg::new(gpu)?;
+    (0..hardware)
+        .map(|k| {
+            let jpeg = if k == 0 { first.clone() } else { first.another()? };
+            Ok(Worker { jpeg, stream: gpu.stream_with_priority(cuimg::StreamPriority::High)? })
+        })
+        .collect()
 }
 
 /// JPEG files on the GPU, in stages that all run at once, joined by bounded queues (so
@@ -606,20 +626,38 @@ fn jpeg_on_gpu<Q: GpuJpeg>(
     op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
 ) {
     use std::sync::mpsc::sync_channel;
-    let batch = batch_size(&codecs);
-    let (file_tx, file_rx) = sync_channel::<(usize, Vec<u8>)>(2 * batch * codecs.len());
+    // Queues of about two hardware batches per GPU.
+    const QUEUE: usize = 70;
+    let (file_tx, file_rx) = sync_channel::<(usize, Vec<u8>)>(QUEUE * codecs.len());
     let file_rx = Mutex::new(file_rx);
     // One queue of results per GPU: its decoders to its encoders.
     let (result_txs, result_rxs): (Vec<_>, Vec<_>) = codecs
         .iter()
         .map(|_| {
-            let (tx, rx) = sync_channel::<(usize, DeviceImage<Q>)>(2 * batch);
+            let (tx, rx) = sync_channel::<(usize, DeviceImage<Q>)>(QUEUE);
             (tx, Mutex::new(rx))
         })
         .unzip();
-    let (op, file_rx) = (&op, &file_rx);
+    // Writer threads behind the encoders (writing a file took 0.4 to 4 ms on the lent machine,
+    // as long as encoding it): `CUIMG_WRITERS`, by default 8 per GPU.
+    let writers = knob("CUIMG_WRITERS", 8 * codecs.len()).max(1);
+    let (write_tx, write_rx) = sync_channel::<(PathBuf, Vec<u8>)>(QUEUE * codecs.len());
+    let write_rx = Mutex::new(write_rx);
+    let (op, file_rx, write_rx) = (&op, &file_rx, &write_rx);
     std::thread::scope(|scope| {
+        for k in 0..writers {
+            scope.spawn(move || {
+                report::label_thread(format!("writer {k}"));
+                while let Some((out, bytes)) = next(write_rx, run) {
+                    match run.stages.time(Stage::Write, || inputs::write_atomically(&out, &bytes)) {
+                        Err(e) => run.fail(&out, format!("cannot write: {e}")),
+                        Ok(()) => run.ok(),
+                    }
+                }
+            });
+        }
         scope.spawn(move || {
+            report::label_thread("reader".into());
             for (k, chunk) in jobs.chunks(16).enumerate() {
                 let read: Vec<_> =
                     chunk.par_iter().map(|(input, _)| run.stages.time(Stage::Read, || std::fs::read(input))).collect();
@@ -627,7 +665,7 @@ fn jpeg_on_gpu<Q: GpuJpeg>(
                     let i = k * 16 + j;
                     match bytes {
                         Ok(b) => {
-                            if file_tx.send((i, b)).is_err() {
+                            if run.stages.span("wait to hand on", || file_tx.send((i, b))).is_err() {
                                 return;
                             }
                         }
@@ -636,34 +674,75 @@ fn jpeg_on_gpu<Q: GpuJpeg>(
                 }
             }
         });
-        for ((gpu, result_tx), result_rx) in codecs.into_iter().zip(result_txs).zip(&result_rxs) {
-            let decoders = gpu.batched.into_iter().map(|w| (w, batch)).chain(gpu.on_sms.into_iter().map(|w| (w, 1)));
-            for (w, batch) in decoders {
+        for (g, ((gpu, result_tx), result_rx)) in codecs.into_iter().zip(result_txs).zip(&result_rxs).enumerate() {
+            for (k, w) in gpu.on_sms.into_iter().enumerate() {
                 let result_tx = result_tx.clone();
                 scope.spawn(move || {
-                    while let Some(files) = take(file_rx, batch) {
+                    report::label_thread(format!("gpu {g} SM decoder {k}"));
+                    while let Some(files) = run.stages.span("wait for files", || take(file_rx, 1)) {
                         decode_and_apply(&w, &files, jobs, run, op, &result_tx);
                     }
                 });
             }
+            // The batched decoders open here, while the others already work.
+            let (device, hardware, result_tx_hw) = (gpu.gpu, gpu.hardware, result_tx.clone());
+            scope.spawn(move || {
+                report::label_thread(format!("gpu {g} hardware decoder 0"));
+                let workers = match run.stages.span("open", || open_batched(&device, hardware)) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        // Nothing may wait on this decoder: take files and report them, so
+                        // the run ends whatever the other decoders do.
+                        run.progress.suspend(|| eprintln!("error: GPU {g}: the batched decoder could not open: {e}"));
+                        while let Some(files) = take(file_rx, 1) {
+                            for (i, _) in files {
+                                run.fail(&jobs[i].0, &e);
+                            }
+                        }
+                        return;
+                    }
+                };
+                let batch = batch_size(&workers[0].jpeg);
+                let mut workers = workers.into_iter();
+                let first = workers.next().expect("at least one batched decoder");
+                for (k, w) in workers.enumerate() {
+                    let result_tx = result_tx_hw.clone();
+                    scope.spawn(move || {
+                        report::label_thread(format!("gpu {g} hardware decoder {}", k + 1));
+                        while let Some(files) = run.stages.span("wait for files", || take(file_rx, batch)) {
+                            decode_and_apply(&w, &files, jobs, run, op, &result_tx);
+                        }
+                    });
+                }
+                while let Some(files) = run.stages.span("wait for files", || take(file_rx, batch)) {
+                    decode_and_apply(&first, &files, jobs, run, op, &result_tx_hw);
+                }
+            });
             // The decoders hold the only senders: the encoders stop when the last one ends.
             drop(result_tx);
-            for w in gpu.encoders {
+            for (k, w) in gpu.encoders.into_iter().enumerate() {
+                let write_tx = write_tx.clone();
                 scope.spawn(move || {
-                    loop {
-                        let next = result_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok((i, dst)) = next else { break };
-                        encode_and_write(&w, &dst, &jobs[i].1, format, run);
+                    report::label_thread(format!("gpu {g} encoder {k}"));
+                    while let Some((i, dst)) = next(result_rx, run) {
+                        encode_and_write(&w, &dst, &jobs[i].1, format, run, &write_tx);
                     }
                 });
             }
         }
+        // The encoders hold the only senders now: the writers stop when the last one ends.
+        drop(write_tx);
     });
 }
 
+/// The next item of a queue several threads take from (timed as a wait); `None` once the
+/// queue is closed and empty.
+fn next<T>(queue: &Mutex<std::sync::mpsc::Receiver<T>>, run: &Run) -> Option<T> {
+    run.stages.span("wait for results", || queue.lock().unwrap_or_else(|e| e.into_inner()).recv().ok())
+}
+
 /// Up to `n` files from the reader (fewer only at the end); `None` when none are left.
-/// Waits for all `n` under the lock: a hardware decoder's state is sized for its batch, and
-/// a batch of another size makes a new one.
+/// Waits for all `n` under the lock: the hardware decoder wants whole batches.
 fn take(files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>, n: usize) -> Option<Vec<(usize, Vec<u8>)>> {
     let rx = files.lock().unwrap_or_else(|e| e.into_inner());
     let batch: Vec<_> = rx.iter().take(n).collect();
@@ -711,7 +790,7 @@ fn decode_and_apply<Q: Pixel>(
         });
         match result {
             Ok(dst) => {
-                if results.send((*i, dst)).is_err() {
+                if !run.stages.span("wait to hand on", || results.send((*i, dst)).is_ok()) {
                     return;
                 }
             }
@@ -721,23 +800,26 @@ fn decode_and_apply<Q: Pixel>(
 }
 
 /// Encodes one result (JPEG on the GPU, other formats on the CPU after a download) and
-/// writes it.
+/// writes it (JPEG through the writer threads).
 fn encode_and_write<Q: GpuJpeg>(
     w: &Worker,
     dst: &DeviceImage<Q>,
     out: &Path,
     format: &(dyn Fn(&Path) -> Format + Sync),
     run: &Run,
+    writers: &std::sync::mpsc::SyncSender<(PathBuf, Vec<u8>)>,
 ) {
     let s = &w.stream;
     match format(out) {
         Format::Jpeg { quality } => match run.stages.time(Stage::Encode, || Q::encode_on_gpu(&w.jpeg, s, dst, quality))
         {
             Err(e) => run.fail(out, e),
-            Ok(bytes) => match run.stages.time(Stage::Write, || inputs::write_atomically(out, &bytes)) {
-                Err(e) => run.fail(out, format!("cannot write: {e}")),
-                Ok(()) => run.ok(),
-            },
+            // Written by the writer threads: a slow disk holds up no GPU work.
+            Ok(bytes) => {
+                if !run.stages.span("wait to hand on", || writers.send((out.to_path_buf(), bytes)).is_ok()) {
+                    run.fail(out, "the writer threads stopped");
+                }
+            }
         },
         png => match run.stages.time(Stage::Download, || s.download(dst)) {
             Err(e) => run.fail(out, e),

@@ -1,7 +1,12 @@
 //! Stage times of a run, summed over threads (stages overlap, so the sums exceed the wall
-//! time), printed as a table and drawn as a bar chart.
+//! time), printed as a table and drawn as a bar chart; and, when asked, every thread's
+//! timeline: each stage and each wait as a span, written as a Chrome trace (Perfetto or
+//! chrome://tracing open it) and summed per kind of thread, which shows which queue runs dry.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -34,19 +39,118 @@ const STAGES: [(Stage, &str); 8] = [
 #[derive(Default)]
 pub struct Stages {
     nanos: [AtomicU64; 8],
+    /// The spans of every thread, when a timeline was asked for.
+    timeline: Option<Timeline>,
+}
+
+/// Spans on one clock: (thread label, span name, start, length).
+struct Timeline {
+    origin: Instant,
+    spans: Mutex<Vec<(String, &'static str, Duration, Duration)>>,
+}
+
+thread_local! {
+    /// What this thread does ("gpu 0 hardware decoder 0"), for the timeline; threads nobody
+    /// named are numbered workers (rayon's, on the CPU path).
+    static LABEL: RefCell<String> = RefCell::new({
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        format!("worker {}", NEXT.fetch_add(1, Relaxed))
+    });
+}
+
+/// Names the calling thread in the timeline.
+pub fn label_thread(label: String) {
+    LABEL.with(|l| *l.borrow_mut() = label);
 }
 
 impl Stages {
+    /// Stage sums, and every thread's spans when `timeline`.
+    pub fn new(timeline: bool) -> Stages {
+        Stages {
+            timeline: timeline.then(|| Timeline { origin: Instant::now(), spans: Mutex::new(Vec::new()) }),
+            ..Stages::default()
+        }
+    }
+
     pub fn add(&self, stage: Stage, d: Duration) {
         self.nanos[stage as usize].fetch_add(d.as_nanos() as u64, Relaxed);
     }
 
-    /// Runs `f`, adding its time to `stage`.
+    /// Runs `f`, adding its time to `stage` (and a span to the timeline).
     pub fn time<T>(&self, stage: Stage, f: impl FnOnce() -> T) -> T {
         let t = Instant::now();
         let out = f();
         self.add(stage, t.elapsed());
+        self.record(STAGES[stage as usize].1, t);
         out
+    }
+
+    /// Runs `f` as a span of the timeline only (a wait: for input, or to hand on a result).
+    pub fn span<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.record(name, t);
+        out
+    }
+
+    fn record(&self, name: &'static str, start: Instant) {
+        if let Some(tl) = &self.timeline {
+            let label = LABEL.with(|l| l.borrow().clone());
+            let span = (label, name, start.duration_since(tl.origin), start.elapsed());
+            tl.spans.lock().unwrap_or_else(|e| e.into_inner()).push(span);
+        }
+    }
+
+    /// Per kind of thread (its label without the number), the share of the threads' time
+    /// in each span, busiest first: which stage works and which waits.
+    pub fn threads_table(&self, wall: Duration) -> Option<String> {
+        let tl = self.timeline.as_ref()?;
+        let spans = tl.spans.lock().unwrap_or_else(|e| e.into_inner());
+        let kind = |label: &str| label.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end().to_string();
+        let mut threads: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+        let mut time: BTreeMap<(String, &'static str), f64> = BTreeMap::new();
+        for (label, name, _, len) in spans.iter() {
+            threads.entry(kind(label)).or_default().insert(label.clone());
+            *time.entry((kind(label), name)).or_default() += len.as_secs_f64();
+        }
+        let mut s = String::from("threads (share of their time, over the whole run)\n");
+        for (k, members) in &threads {
+            let total = members.len() as f64 * wall.as_secs_f64();
+            let mut parts: Vec<(&str, f64)> =
+                time.iter().filter(|((t, _), _)| t == k).map(|((_, n), v)| (*n, v / total)).collect();
+            parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let listed: Vec<String> = parts.iter().map(|(n, f)| format!("{n} {:.0}%", f * 100.0)).collect();
+            let rest = 1.0 - parts.iter().map(|p| p.1).sum::<f64>();
+            s.push_str(&format!(
+                "  {} x {k}: {}, other {:.0}%\n",
+                members.len(),
+                listed.join(", "),
+                rest.max(0.0) * 100.0
+            ));
+        }
+        Some(s)
+    }
+
+    /// The timeline as a Chrome trace (JSON).
+    pub fn write_trace(&self, path: &Path) -> std::io::Result<()> {
+        let Some(tl) = &self.timeline else { return Ok(()) };
+        let spans = tl.spans.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tids: BTreeMap<&str, usize> = BTreeMap::new();
+        for (label, ..) in spans.iter() {
+            let next = tids.len() + 1;
+            tids.entry(label.as_str()).or_insert(next);
+        }
+        let mut events: Vec<serde_json::Value> = tids
+            .iter()
+            .map(|(label, tid)| {
+                serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": label}})
+            })
+            .collect();
+        events.extend(spans.iter().map(|(label, name, start, len)| {
+            serde_json::json!({"name": name, "ph": "X", "pid": 1, "tid": tids[label.as_str()],
+                "ts": start.as_secs_f64() * 1e6, "dur": len.as_secs_f64() * 1e6})
+        }));
+        std::fs::write(path, serde_json::json!({"traceEvents": events}).to_string())
     }
 
     fn ms(&self, stage: Stage) -> f64 {

@@ -425,3 +425,27 @@ fn damaged_files_are_written_or_reported_never_a_crash() {
         assert_eq!(left, names.len() - reported, "{extra}: no temporary files left");
     }
 }
+
+/// `--trace` writes every thread's timeline as a Chrome trace, and `--report` sums it per
+/// kind of thread.
+#[test]
+fn trace_writes_a_timeline() {
+    let dir = temp("trace");
+    for i in 0..6 {
+        cuimg::io::save(&photo(40 + i, 30, i as u8), dir.join(format!("p{i}.png"))).unwrap();
+    }
+    let trace = dir.join("trace.json");
+    let o = cuimg(&["gray", s(&dir), "-o", s(&dir.join("out")), "--cpu", "--report", "--trace", s(&trace)]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("threads (share of their time"), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    for stage in ["read", "decode", "kernel", "encode", "write"] {
+        let n = events.iter().filter(|e| e["name"] == stage && e["ph"] == "X").count();
+        assert_eq!(n, 6, "{stage}: one span per image");
+    }
+    assert!(
+        events.iter().any(|e| e["ph"] == "M" && e["args"]["name"].as_str().is_some_and(|n| n.starts_with("worker")))
+    );
+}
