@@ -142,7 +142,7 @@ impl<'a> TryFrom<&'a DynamicImage> for DynamicView<'a> {
 pub(crate) fn convert_to_8bit(img: &DynamicImage) -> DynamicImage {
     let color = img.color();
     match (color.has_color(), color.has_alpha()) {
-        _ if color.bytes_per_pixel() == color.channel_count() => img.clone(),
+        _ if crate::io::bits_per_sample(color) == 8 => img.clone(),
         (false, false) => DynamicImage::ImageLuma8(img.to_luma8()),
         (false, true) => DynamicImage::ImageLumaA8(img.to_luma_alpha8()),
         (true, false) => DynamicImage::ImageRgb8(img.to_rgb8()),

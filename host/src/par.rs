@@ -25,7 +25,7 @@ use crate::cpu;
 use crate::error::Result;
 use crate::image::{Image, ImageView, Rect};
 use crate::ops::equalize::EqualizeMode;
-use crate::ops::equalize::cpu::shift_by_luma;
+use crate::ops::equalize::cpu::{channel_luts, shift_by_luma};
 use crate::ops::grayscale::GrayWeights;
 use crate::ops::histogram::{Histogram, equalization_lut};
 use crate::ops::lut::Lut;
@@ -106,10 +106,7 @@ pub fn equalize<P: Gray>(src: &ImageView<'_, P>) -> Result<Image<P>> {
 }
 
 fn equalize_per_channel<P: Pixel>(src: &ImageView<'_, P>) -> Result<Image<P>> {
-    let h = histogram(src)?;
-    let luts: Vec<Lut> =
-        (0..h.channels()).map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) }).collect();
-    apply_luts(src, &luts)
+    apply_luts(src, &channel_luts::<P>(&histogram(src)?))
 }
 
 /// [`cpu::equalize_color`] on all cores.

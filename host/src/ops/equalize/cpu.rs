@@ -25,10 +25,13 @@ pub fn equalize<P: Gray>(src: &ImageView<'_, P>) -> Result<Image<P>> {
 /// Each channel through the table of its own histogram, alpha through the identity.
 fn equalize_per_channel<P: Pixel>(src: &ImageView<'_, P>) -> Result<Image<P>> {
     let h = crate::ops::histogram::cpu::histogram(src)?;
-    // Alpha is not a color: its table is the identity.
-    let luts: Vec<Lut> =
-        (0..h.channels()).map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) }).collect();
-    crate::ops::lut::cpu::apply_luts(src, &luts)
+    crate::ops::lut::cpu::apply_luts(src, &channel_luts::<P>(&h))
+}
+
+/// Each channel's equalization table from its histogram; alpha is not a color, so its
+/// table is the identity. Shared with the parallel fallback.
+pub(crate) fn channel_luts<P: Pixel>(h: &Histogram) -> Vec<Lut> {
+    (0..h.channels()).map(|c| if Some(c) == P::ALPHA { Lut::identity() } else { h.equalization_lut(c) }).collect()
 }
 
 /// Equalizes a color image per channel or on its luma (see [`EqualizeMode`]); alpha is kept.
