@@ -168,8 +168,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     );
     let jpeg = |path: &Path| Format::from_path(path, c.quality).unwrap_or(Format::Png);
     // JPEG in, on a GPU with nvJPEG: decoded (and, for JPEG out, encoded) on the GPU.
-    let all_jpeg =
-        !jobs.is_empty() && jobs.iter().all(|(i, _)| matches!(Format::from_path(i, 0), Some(Format::Jpeg { .. })));
+    let all_jpeg = !jobs.is_empty() && jobs.iter().all(|(i, _)| is_jpeg(i));
     let codecs = match (&gpus, all_jpeg && !histogram) {
         (Some(pool), true) => match open_codecs(pool, jobs.iter().all(|(_, o)| is_jpeg(o))) {
             Ok(c) => Some(c),
@@ -393,9 +392,7 @@ fn on_gpu<Q: Pixel + Encode>(
         for _ in 0..writers {
             let result_rx = &result_rx;
             scope.spawn(move || {
-                loop {
-                    let next = result_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                    let Ok((i, img)) = next else { break };
+                while let Some((i, img)) = next(result_rx, run) {
                     let out = &jobs[i].1;
                     save(&img, out, format(out), run);
                 }
@@ -564,15 +561,6 @@ fn open_codecs(pool: &GpuPool, jpeg_out: bool) -> cuimg::Result<Vec<GpuCodecs>> 
     // states (`Jpeg::another`) and stream. The hardware decoders (`open_batched`) open later,
     // while these work. Their streams go first on the SMs and the SM decoders' last (no
     // difference measured yet: docs/BENCHMARKS.md).
-    let workers =
-        |gpu: &cuimg::Gpu, first: std::sync::Arc<cuimg::jpeg::Jpeg>, n: usize, priority: cuimg::StreamPriority| {
-            (0..n)
-                .map(|k| {
-                    let jpeg = if k == 0 { first.clone() } else { first.another()? };
-                    Ok(Worker { jpeg, stream: gpu.stream_with_priority(priority)? })
-                })
-                .collect::<cuimg::Result<Vec<_>>>()
-        };
     std::thread::scope(|scope| {
         let opening: Vec<_> = pool
             .gpus()
@@ -596,11 +584,21 @@ fn open_codecs(pool: &GpuPool, jpeg_out: bool) -> cuimg::Result<Vec<GpuCodecs>> 
 /// The batched decoders of one GPU, opened (the slow part) while the other stages work:
 /// `hardware` of them on one library handle (the hardware decoder's where there is one).
 fn open_batched(gpu: &cuimg::Gpu, hardware: usize) -> cuimg::Result<Vec<Worker>> {
-    let first = cuimg::jpeg::Jpeg::new(gpu)?;
-    (0..hardware)
+    workers(gpu, cuimg::jpeg::Jpeg::new(gpu)?, hardware, cuimg::StreamPriority::High)
+}
+
+/// `n` workers on `first`'s library handle (`first` itself, then codecs with states of
+/// their own), each with a stream of `priority`.
+fn workers(
+    gpu: &cuimg::Gpu,
+    first: std::sync::Arc<cuimg::jpeg::Jpeg>,
+    n: usize,
+    priority: cuimg::StreamPriority,
+) -> cuimg::Result<Vec<Worker>> {
+    (0..n)
         .map(|k| {
             let jpeg = if k == 0 { first.clone() } else { first.another()? };
-            Ok(Worker { jpeg, stream: gpu.stream_with_priority(cuimg::StreamPriority::High)? })
+            Ok(Worker { jpeg, stream: gpu.stream_with_priority(priority)? })
         })
         .collect()
 }

@@ -696,25 +696,23 @@ impl Jpeg {
         }
         let mut results: Vec<Result<DeviceImage<Rgb8>>> = Vec::with_capacity(files.len());
         let mut good = Vec::new();
-        let mut alone = Vec::new();
         for (i, bytes) in files.iter().enumerate() {
-            let r = if is_complete(bytes) {
-                self.info(bytes).and_then(|(w, h, _)| stream.alloc_for_output::<Rgb8>(w, h))
-            } else {
+            let r = if !is_complete(bytes) {
                 Err(truncated())
-            };
-            match (&r, baseline_color_or_gray(bytes)) {
-                (Ok(_), true) => good.push(i),
+            } else if baseline_color_or_gray(bytes) {
+                // The batch's output, written by the call below.
+                let r = self.info(bytes).and_then(|(w, h, _)| stream.alloc_for_output::<Rgb8>(w, h));
+                if r.is_ok() {
+                    good.push(i);
+                }
+                r
+            } else {
                 // Progressive, CMYK and other uncommon files go one at a time: the batched
                 // call of nvJPEG's default backend crashed the process on them (seen on an
                 // H100 with CUDA 13.0), and the hardware decoder takes baseline files only.
-                (Ok(_), false) => alone.push(i),
-                (Err(_), _) => {}
-            }
+                self.decode_whole_rgb(stream, bytes)
+            };
             results.push(r);
-        }
-        for &i in &alone {
-            results[i] = self.decode_whole_rgb(stream, files[i]);
         }
         if good.is_empty() {
             return Ok(results);

@@ -59,6 +59,12 @@ struct RawEvent(CUevent);
 // SAFETY: a raw event handle, only used while its context lives (see `Free`).
 unsafe impl Send for RawEvent {}
 
+impl Free {
+    fn holds(&self, ctx: &Arc<CudaContext>, host: bool) -> bool {
+        self.host == host && std::ptr::eq(self.ctx.as_ptr(), Arc::as_ptr(ctx))
+    }
+}
+
 static FREE: Mutex<Vec<Free>> = Mutex::new(Vec::new());
 
 /// Free events kept per context and kind; more are destroyed.
@@ -68,7 +74,7 @@ impl Event {
     fn take(ctx: &Arc<CudaContext>, host: bool) -> Result<Event, DriverError> {
         {
             let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-            let mine = free.iter_mut().find(|f| f.host == host && std::ptr::eq(f.ctx.as_ptr(), Arc::as_ptr(ctx)));
+            let mine = free.iter_mut().find(|f| f.holds(ctx, host));
             if let Some(RawEvent(raw)) = mine.and_then(|f| f.events.pop()) {
                 return Ok(Event { raw, host, ctx: ctx.clone() });
             }
@@ -110,15 +116,13 @@ impl Drop for Event {
         // then, whatever is recorded later.
         let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
         free.retain(|f| f.ctx.strong_count() > 0);
-        let at =
-            match free.iter().position(|f| f.host == self.host && std::ptr::eq(f.ctx.as_ptr(), Arc::as_ptr(&self.ctx)))
-            {
-                Some(at) => at,
-                None => {
-                    free.push(Free { ctx: Arc::downgrade(&self.ctx), host: self.host, events: Vec::new() });
-                    free.len() - 1
-                }
-            };
+        let at = match free.iter().position(|f| f.holds(&self.ctx, self.host)) {
+            Some(at) => at,
+            None => {
+                free.push(Free { ctx: Arc::downgrade(&self.ctx), host: self.host, events: Vec::new() });
+                free.len() - 1
+            }
+        };
         if free[at].events.len() < KEEP {
             free[at].events.push(RawEvent(self.raw));
         } else {
