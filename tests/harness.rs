@@ -16,26 +16,72 @@ use rand::{Rng, SeedableRng};
 /// The GPU, or `None` after printing why the test skips.
 pub fn gpu() -> Option<Gpu> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-    let opened = GPU.get_or_init(|| match Gpu::new() {
+    match GPU.get_or_init(open) {
+        Ok(gpu) => Some(gpu.clone()),
+        Err(why) => skip(why),
+    }
+}
+
+/// A GPU opened for the caller alone (not the one [`gpu`] shares with the other tests of the
+/// binary), or `None` (skip): for tests that break or exhaust it.
+pub fn open_gpu() -> Option<Gpu> {
+    match open() {
+        Ok(gpu) => Some(gpu),
+        Err(why) => skip(&why),
+    }
+}
+
+fn open() -> Result<Gpu, String> {
+    match Gpu::new() {
         Ok(gpu) => Ok(gpu),
         Err(e) if e.is_no_gpu() => Err(e.to_string()),
         Err(e) => panic!("the GPU is there but could not be used: {e}"),
+    }
+}
+
+fn skip<T>(why: &str) -> Option<T> {
+    if std::env::var("CUIMG_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        panic!("CUIMG_REQUIRE_GPU=1 but there is no usable GPU: {why}");
+    }
+    static SAID: OnceLock<()> = OnceLock::new();
+    SAID.get_or_init(|| {
+        // Straight to stderr: libtest captures print!/eprint!, and this must be seen.
+        // `why` reads "no CUDA driver: ..." (or "no CUDA device: ...").
+        let _ = writeln!(std::io::stderr(), "SKIP: {why} (GPU tests in this binary pass without running)");
     });
-    match opened {
-        Ok(gpu) => Some(gpu.clone()),
-        Err(why) => {
-            if std::env::var("CUIMG_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("CUIMG_REQUIRE_GPU=1 but there is no usable GPU: {why}");
+    None
+}
+
+/// Aborts the process (with `what` on stderr) unless dropped within `limit`: a test that
+/// would hang fails instead, and CI and the sanitizer runs go on.
+pub struct Watchdog(Option<std::sync::mpsc::Sender<()>>);
+
+impl Watchdog {
+    pub fn new(limit: std::time::Duration, what: &'static str) -> Watchdog {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
+                let _ = writeln!(std::io::stderr(), "watchdog: {what} did not finish in {limit:?}: hung");
+                std::process::abort();
             }
-            static SAID: OnceLock<()> = OnceLock::new();
-            SAID.get_or_init(|| {
-                // Straight to stderr: libtest captures print!/eprint!, and this must be seen.
-                // `why` reads "no CUDA driver: ..." (or "no CUDA device: ...").
-                let _ = writeln!(std::io::stderr(), "SKIP: {why} (GPU tests in this binary pass without running)");
-            });
-            None
+        });
+        Watchdog(Some(tx))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
         }
     }
+}
+
+/// True under compute-sanitizer (`CUIMG_SANITIZE=1`, set by `gpu-bundle/run.sh sanitize`):
+/// tests that loop many times take fewer rounds there, as every kernel runs 10 to 100
+/// times slower.
+pub fn sanitizing() -> bool {
+    std::env::var("CUIMG_SANITIZE").is_ok_and(|v| v == "1")
 }
 
 /// A new stream on the GPU, or `None` (skip).

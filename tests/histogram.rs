@@ -33,17 +33,6 @@ fn gray_matches_cpu() {
     all_sizes::<Gray8>(11);
 }
 
-/// The previous gray kernel (byte-by-byte run tracking), still selectable for comparison:
-/// the knob only picks between two kernels that give the same bins, so tests running
-/// meanwhile are unaffected.
-#[test]
-fn gray_run_tracking_kernel_matches_cpu() {
-    use std::sync::atomic::Ordering::Relaxed;
-    cuimg::bench::GRAY_HISTOGRAM.store(1, Relaxed);
-    all_sizes::<Gray8>(16);
-    cuimg::bench::GRAY_HISTOGRAM.store(0, Relaxed);
-}
-
 #[test]
 fn rgb_matches_cpu() {
     all_sizes::<Rgb8>(12);

@@ -263,3 +263,112 @@ fn batch_kernels() {
         .unwrap();
     assert_eq!(n, sizes.len());
 }
+
+/// Runs `op` into a region of a larger poisoned destination and checks the region against
+/// `want` and every byte around it against what was there before.
+fn into_region<P: cuimg::Pixel, Q: cuimg::Pixel>(
+    s: &cuimg::Stream,
+    src: &cuimg::Image<P>,
+    op: impl Fn(&cuimg::DeviceImage<P>, &mut cuimg::DeviceViewMut<'_, Q>) -> cuimg::Result<()>,
+    want: &cuimg::Image<Q>,
+    what: &str,
+) {
+    let (w, h) = src.dimensions();
+    let at = Rect::new(3, 2, w, h);
+    let dev = s.upload(&src.view()).unwrap();
+    let mut dst = poisoned::<Q>(s, w + 5, h + 3);
+    let before = s.download(&dst).unwrap();
+    op(&dev, &mut dst.roi_mut(at).unwrap()).unwrap();
+    let got = s.download(&dst).unwrap();
+    assert_same(&got.roi(at).unwrap().to_image(), want, what);
+    let mut expected = before;
+    expected.view_mut().roi(at).unwrap().copy_from(&want.view()).unwrap();
+    assert_same(&got, &expected, &format!("{what}: bytes outside the destination region changed"));
+}
+
+/// Every operation that writes an image, into a region of a larger destination: the bytes
+/// around the region stay as they were (grayscale had the only such check before).
+#[test]
+fn destination_regions_keep_the_bytes_around_them() {
+    let Some(s) = stream() else { return };
+    for (w, h) in [(1, 1), (13, 7), (515, 300)] {
+        let rgba = skewed::<Rgba8>(w, h, 70);
+        let gray = skewed::<Gray8>(w, h, 71);
+        let wt = GrayWeights::Bt709;
+        into_region(&s, &rgba, |a, b| s.grayscale(a, b, wt), &cpu::grayscale(&rgba.view(), wt).unwrap(), "gray");
+        into_region(
+            &s,
+            &rgba,
+            |a, b| s.black_and_white(a, b, wt),
+            &cpu::black_and_white(&rgba.view(), wt).unwrap(),
+            "bw",
+        );
+        into_region(&s, &gray, |a, b| s.equalize(a, b), &cpu::equalize(&gray.view()).unwrap(), "equalize");
+        for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+            into_region(
+                &s,
+                &rgba,
+                |a, b| s.equalize_color(a, b, mode),
+                &cpu::equalize_color(&rgba.view(), mode).unwrap(),
+                "equalize color",
+            );
+        }
+        let luts = s.upload_lut::<Rgba8>(&Lut::gamma(0.6)).unwrap();
+        into_region(
+            &s,
+            &rgba,
+            |a, b| s.apply_lut(a, b, &luts),
+            &cpu::apply_lut(&rgba.view(), &Lut::gamma(0.6)).unwrap(),
+            "lut",
+        );
+    }
+}
+
+/// The gather kernels of every element size (1, 2, 3, 4, 8 and 16 bytes), at sizes whose
+/// grid-stride loops go round several times.
+#[test]
+fn gather_every_element_size_looping() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let n = 300_001usize;
+    let idx: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % n as u32).collect();
+    let bytes = cuimg_tests::splitmix_bytes(80, n * 16);
+    fn check<T: bytemuck::Pod>(gpu: &cuimg::Gpu, bytes: &[u8], n: usize, idx: &[u32]) {
+        let src: Vec<T> = bytemuck::pod_collect_to_vec(&bytes[..n * size_of::<T>()]);
+        // Compared as bytes: random bits make NaNs, which never equal themselves.
+        let (got, want) = (gpu.gather(&src, idx).unwrap(), cpu::gather(&src, idx).unwrap());
+        assert!(
+            bytemuck::cast_slice::<T, u8>(&got) == bytemuck::cast_slice::<T, u8>(&want),
+            "{}",
+            std::any::type_name::<T>()
+        );
+    }
+    check::<u8>(&gpu, &bytes, n, &idx);
+    check::<u16>(&gpu, &bytes, n, &idx);
+    check::<[u8; 3]>(&gpu, &bytes, n, &idx);
+    check::<u32>(&gpu, &bytes, n, &idx);
+    check::<f64>(&gpu, &bytes, n, &idx);
+    check::<[u32; 4]>(&gpu, &bytes, n, &idx);
+}
+
+/// Several streams at once, each its own chain of kernels over shared read-only inputs.
+#[test]
+fn several_streams_at_once() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let img = random::<Rgb8>(515, 300, 90);
+    let want = cpu::equalize(&cpu::grayscale(&img.view(), GrayWeights::Bt601).unwrap().view()).unwrap();
+    let shared = gpu.stream().unwrap().upload(&img.view()).unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (gpu, shared, want) = (&gpu, &shared, &want);
+            scope.spawn(move || {
+                let s = gpu.stream().unwrap();
+                for _ in 0..3 {
+                    let mut g = poisoned::<Gray8>(&s, 515, 300);
+                    s.grayscale(shared, &mut g, GrayWeights::Bt601).unwrap();
+                    s.equalize_in_place(&mut g).unwrap();
+                    assert_same(&s.download(&g).unwrap(), want, "a stream of four");
+                }
+            });
+        }
+    });
+}

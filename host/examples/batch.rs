@@ -5,6 +5,8 @@
 //! `cargo run --release --example batch -- [DIR] [--repeat N] [--out DIR]`
 //! (DIR defaults to the shared photos; `--repeat` feeds each photo N times, default 64).
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -60,11 +62,7 @@ fn main() -> cuimg::Result<()> {
 
     let pool = match GpuPool::all() {
         Ok(pool) => pool,
-        Err(e) if e.is_no_gpu() => {
-            println!("no GPU ({e}): the CPU result above is the result");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+        Err(e) => return common::skip_without_gpu(e, "the CPU result above is the result"),
     };
     let names: Vec<&str> = pool.gpus().iter().map(|g| g.name()).collect();
     println!("GPUs: {}", names.join(", "));

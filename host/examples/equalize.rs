@@ -21,7 +21,7 @@ fn main() -> cuimg::Result<()> {
     let on_cores =
         cpu_stages.host("all cores (par), color", || par::equalize_color(&img.view(), EqualizeMode::Luma))?;
     assert_eq!(on_cores, want_color, "cuimg::par and the reference disagree");
-    let color = match common::gpu() {
+    let color = match common::gpu()? {
         Some(gpu) => {
             let s = gpu.stream()?;
             let src = gpu_stages.device("upload", &s, || s.upload(&img.view()))?;

@@ -21,7 +21,7 @@ fn main() -> cuimg::Result<()> {
     // The fallback without a GPU: the same result on all cores.
     let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::gather(pixels, &flip))?;
     assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
-    let flipped = match common::gpu() {
+    let flipped = match common::gpu()? {
         Some(gpu) => {
             let s = gpu.stream()?;
             let src = gpu_stages.device("upload", &s, || s.upload_slice(pixels))?;

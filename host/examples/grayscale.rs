@@ -17,7 +17,7 @@ fn main() -> cuimg::Result<()> {
     let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::grayscale(&img.view(), GrayWeights::Bt601))?;
     assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
 
-    let gray = match common::gpu() {
+    let gray = match common::gpu()? {
         Some(gpu) => {
             let s = gpu.stream()?;
             let src = gpu_stages.device("upload", &s, || s.upload(&img.view()))?;

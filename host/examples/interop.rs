@@ -15,7 +15,7 @@ fn main() -> cuimg::Result<()> {
     let img = common::decode(&mut stages, &input)?;
     let (w, h) = img.dimensions();
     let want = cpu::grayscale(&img.view(), GrayWeights::Bt601)?;
-    let Some(gpu) = common::gpu() else { return Ok(()) };
+    let Some(gpu) = common::gpu()? else { return Ok(()) };
 
     // Their side: cudarc's context for the same device (the device's primary context, which
     // cuimg uses too), their stream, their buffers.

@@ -17,7 +17,7 @@ fn main() -> cuimg::Result<()> {
     // The fallback without a GPU: the same result on all cores.
     let on_cores = cpu_stages.host("all cores (cuimg::par)", || par::apply_luts(&img.view(), &luts))?;
     assert_eq!(on_cores, want, "cuimg::par and the reference disagree");
-    let out = match common::gpu() {
+    let out = match common::gpu()? {
         Some(gpu) => {
             let s = gpu.stream()?;
             let d_luts = s.upload_luts(&luts)?;

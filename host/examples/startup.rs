@@ -4,6 +4,8 @@
 //! `cargo run --release --example startup` (set `CUIMG_NO_WARMUP=1` to see the first upload
 //! without the warm-up that `Gpu::new` does).
 
+mod common;
+
 use std::time::Instant;
 
 use cuimg::{Gpu, Gray8, GrayWeights, Rgb8};
@@ -17,11 +19,7 @@ fn main() -> cuimg::Result<()> {
     let t = Instant::now();
     let gpu = match Gpu::new() {
         Ok(gpu) => gpu,
-        Err(e) if e.is_no_gpu() => {
-            println!("no GPU ({e}): nothing to time");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+        Err(e) => return common::skip_without_gpu(e, "nothing to time"),
     };
     let total = ms(t);
     let s = gpu.startup();

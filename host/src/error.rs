@@ -132,7 +132,28 @@ pub enum Error {
     #[error("nvJPEG: {what} failed (status {status})")]
     Nvjpeg { what: String, status: i32 },
 
-    /// Any other CUDA driver error, such as running out of device memory.
+    /// The GPU ran out of memory. Nothing was half-written: the call that needed the memory
+    /// returned this before queuing its work, and the stream and the GPU stay usable once
+    /// memory is freed.
+    #[error("out of GPU memory: {0}; free device images (or use smaller batches) and try again")]
+    OutOfDeviceMemory(#[source] Source),
+
+    /// A fault on the device (an illegal address, a trap, an uncorrectable ECC error) has
+    /// left CUDA unusable in this process. The driver documents that the process is then "in
+    /// an inconsistent state and any further CUDA work will return the same error. To
+    /// continue using CUDA, the process must be terminated and relaunched", and it refuses
+    /// even a new context (seen on an H100, driver 580: tests/fault.rs). cuimg returns this
+    /// error from every later call, [`Gpu::new`](crate::Gpu::new) included, instead of
+    /// panicking or hanging, and dropping its images, streams and GPUs stays safe: finish
+    /// or save what the CPU holds, then restart the process (a worker process per GPU job
+    /// keeps the others going).
+    #[error(
+        "the GPU context is lost after a fault on the device ({0}): every later CUDA call in this process fails; \
+         restart the process to use the GPU again"
+    )]
+    ContextLost(#[source] Source),
+
+    /// Any other CUDA driver error.
     #[error("CUDA driver error: {0}")]
     Cuda(#[source] Source),
 }
@@ -151,8 +172,33 @@ pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 impl From<cudarc::driver::DriverError> for Error {
     fn from(e: cudarc::driver::DriverError) -> Error {
-        Error::Cuda(Box::new(e))
+        if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            Error::OutOfDeviceMemory(Box::new(e))
+        } else if is_sticky(&e) {
+            Error::ContextLost(Box::new(e))
+        } else {
+            Error::Cuda(Box::new(e))
+        }
     }
+}
+
+/// The errors the driver documents as leaving the context unusable (it must be destroyed),
+/// and the one it returns once that has happened.
+pub(crate) fn is_sticky(e: &cudarc::driver::DriverError) -> bool {
+    use cudarc::driver::sys::CUresult as R;
+    matches!(
+        e.0,
+        R::CUDA_ERROR_ILLEGAL_ADDRESS
+            | R::CUDA_ERROR_LAUNCH_FAILED
+            | R::CUDA_ERROR_LAUNCH_TIMEOUT
+            | R::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | R::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | R::CUDA_ERROR_MISALIGNED_ADDRESS
+            | R::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | R::CUDA_ERROR_INVALID_PC
+            | R::CUDA_ERROR_ECC_UNCORRECTABLE
+            | R::CUDA_ERROR_CONTEXT_IS_DESTROYED
+    )
 }
 
 impl Error {
@@ -160,6 +206,12 @@ impl Error {
     /// back to the CPU functions in [`crate::cpu`].
     pub fn is_no_gpu(&self) -> bool {
         matches!(self, Error::NoDriver(_) | Error::NoDevice(_))
+    }
+
+    /// True when the GPU's context is lost ([`Error::ContextLost`]): nothing on the GPU can
+    /// work again in this process.
+    pub fn is_context_lost(&self) -> bool {
+        matches!(self, Error::ContextLost(_))
     }
 }
 

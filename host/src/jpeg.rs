@@ -386,7 +386,7 @@ pub enum DecodedJpeg {
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// let jpeg = match cuimg::jpeg::Jpeg::new(&gpu) {
 ///     Ok(j) => j,
 ///     Err(cuimg::Error::NoNvjpeg(why)) => { println!("no nvJPEG: {why}"); return Ok(()) }

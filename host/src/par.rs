@@ -9,7 +9,11 @@
 //! ```
 //! use cuimg::{GrayWeights, Image, Rgb8};
 //! let img = Image::<Rgb8>::from_fn(640, 480, |x, y| Rgb8([x as u8, y as u8, 9]));
-//! let gpu = cuimg::Gpu::new().ok(); // None on a machine without one
+//! let gpu = match cuimg::Gpu::new() {
+//!     Ok(gpu) => Some(gpu),
+//!     Err(e) if e.is_no_gpu() => None, // no GPU here: all cores instead
+//!     Err(e) => return Err(e),         // a GPU that fails is an error, not a fallback
+//! };
 //! let gray = match &gpu {
 //!     Some(gpu) => gpu.grayscale(&img.view(), GrayWeights::Bt601)?,
 //!     None => cuimg::par::grayscale(&img.view(), GrayWeights::Bt601)?,

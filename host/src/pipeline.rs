@@ -90,7 +90,7 @@ impl GpuPool {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(pool) = cuimg::GpuPool::all().ok() else { return Ok(()) };
+    /// # let pool = match cuimg::GpuPool::all() { Ok(p) => p, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{GrayWeights, Image, Rgb8};
     /// let images: Vec<_> = (0..10).map(|i| Image::<Rgb8>::filled(64, 32 + i, i as u8)).collect();
     /// let views: Vec<_> = images.iter().map(|i| i.view()).collect();
@@ -205,7 +205,7 @@ impl std::fmt::Display for Report {
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// use cuimg::{GrayWeights, Image, Pipeline, Rgb8};
 /// let inputs = (0..20u8).map(|i| Image::<Rgb8>::filled(320, 240, i));
 /// let mut out = Vec::new();

@@ -54,7 +54,7 @@ pub fn run() -> Result {
     for sub in ["tests", "examples", "bench", "images", "bin"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
-    let mut all = executables(&["test", "--release", "--workspace", "--no-run"])?;
+    let mut all = executables(&["test", "--release", "--workspace", "--features", "cuimg-tests/fault", "--no-run"])?;
     all.extend(executables(&["build", "--release", "--package", "cuimg-cli", "--bins", "--examples"])?);
     all.extend(executables(&[
         "build",
@@ -89,6 +89,7 @@ pub fn run() -> Result {
         };
         copy(exe, &dir.join(sub).join(file))?;
     }
+    doctests(&dir.join("tests/test-doc"))?;
     let images = root().join("../shared/images");
     let entries =
         std::fs::read_dir(&images).map_err(|e| format!("the test photos are missing at {}: {e}", images.display()))?;
@@ -120,6 +121,33 @@ pub fn run() -> Result {
         "run it on a GPU machine: tar xJf gpu-bundle.tar.xz && gpu-bundle/run.sh [test|examples|sanitize|bench|throughput|all]"
     );
     Ok(())
+}
+
+/// The library's documentation examples as one test binary (rustdoc's merged doctests of
+/// edition 2024), so that the GPU machine, which has no Rust, runs them on a real GPU: there
+/// a failing GPU call fails the example instead of skipping it. Keeping the compiled
+/// doctests (`--persist-doctests`) is unstable, so this one build uses the kernels' pinned
+/// nightly, in a target folder of its own.
+fn doctests(to: &Path) -> Result {
+    let kept = root().join("target/doctests/kept");
+    let _ = std::fs::remove_dir_all(&kept);
+    let pin = run::kernels_toolchain()?;
+    run::step(
+        "documentation examples, compiled and kept (pinned nightly)",
+        run::rustup_run(&pin, "cargo")
+            .args(["test", "--release", "--package", "cuimg", "--doc", "--target-dir"])
+            .arg(root().join("target/doctests"))
+            .env("RUSTDOCFLAGS", format!("-Zunstable-options --persist-doctests {}", kept.display()))
+            .env("CUIMG_REQUIRE_GPU", "0"),
+    )?;
+    let merged = std::fs::read_dir(&kept)
+        .map_err(|e| format!("reading {}: {e}", kept.display()))?
+        .flatten()
+        .map(|e| e.path().join("rust_out"))
+        .find(|p| p.parent().is_some_and(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("merged"))))
+        .filter(|p| p.is_file())
+        .ok_or("rustdoc kept no merged doctest binary")?;
+    copy(&merged, to)
 }
 
 fn walk(dir: &Path) -> u64 {

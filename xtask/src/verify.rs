@@ -45,6 +45,12 @@ pub fn run(skip_tests: bool) -> Result {
     // none), the ABI test among them: every kernel the host binds against the PTX's `.entry`.
     if !skip_tests {
         run::step("tests", run::cargo().args(["test", "--workspace"]))?;
+        // The fault test builds only with its feature (a kernel that traps, never in
+        // another build); without a GPU it skips like the others.
+        run::step(
+            "tests: the device-fault test (feature `fault`)",
+            run::cargo().args(["test", "--package", "cuimg-tests", "--features", "fault", "--test", "fault"]),
+        )?;
     }
 
     // The core API without the `io` feature (no `image` crate): the library's promise that

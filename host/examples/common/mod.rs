@@ -67,7 +67,12 @@ pub fn decode(stages: &mut Stages, input: &Option<PathBuf>) -> cuimg::Result<Ima
 }
 
 /// The GPU, or `None` with the reason printed (the example then shows the CPU path only).
-pub fn gpu() -> Option<Gpu> {
+///
+/// Only "no GPU here" ([`cuimg::Error::is_no_gpu`]) falls back: a GPU that is there but
+/// fails (a driver too old for the kernels, a lost context) is an error, and so is a missing
+/// GPU under `CUIMG_REQUIRE_GPU=1` (the GPU bundle sets it), so a GPU run of the examples
+/// cannot pass on the CPU path.
+pub fn gpu() -> cuimg::Result<Option<Gpu>> {
     let t = Instant::now();
     match Gpu::new() {
         Ok(gpu) => {
@@ -84,11 +89,19 @@ pub fn gpu() -> Option<Gpu> {
                 s.code,
                 s.warm_up.as_secs_f64() * 1e3,
             );
-            Some(gpu)
+            Ok(Some(gpu))
         }
-        Err(e) => {
-            println!("no GPU ({e}); showing the CPU reference only");
-            None
-        }
+        Err(e) => skip_without_gpu(e, "showing the CPU reference only").map(|()| None),
+    }
+}
+
+/// `Ok` (with the reason printed) when `e` means "no GPU here" and the run does not require
+/// one (`CUIMG_REQUIRE_GPU=1`); `e` itself otherwise.
+pub fn skip_without_gpu(e: cuimg::Error, then: &str) -> cuimg::Result<()> {
+    if e.is_no_gpu() && std::env::var("CUIMG_REQUIRE_GPU").map_or(true, |v| v != "1") {
+        println!("no GPU ({e}); {then}");
+        Ok(())
+    } else {
+        Err(e)
     }
 }

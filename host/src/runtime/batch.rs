@@ -32,7 +32,7 @@ pub(crate) struct Entry {
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// use cuimg::{Gray8, GrayWeights, Image, Rgb8};
 /// let images = [Image::<Rgb8>::filled(640, 480, 10), Image::<Rgb8>::filled(3, 1, 20)];
 /// let views: Vec<_> = images.iter().map(|i| i.view()).collect();

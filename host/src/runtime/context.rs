@@ -114,6 +114,18 @@ fn warm_up(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<()> {
     Ok(stream.synchronize()?)
 }
 
+/// The device's primary context (the one the CUDA runtime and other libraries share, so
+/// their memory can be used here). After a device fault the driver refuses it, and every
+/// other context, to the whole process (tests/fault.rs): that is [`Error::ContextLost`], not
+/// "no device".
+fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
+    match CudaContext::new(ordinal).and_then(|ctx| ctx.synchronize().map(|()| ctx)) {
+        Ok(ctx) => Ok(ctx),
+        Err(e) if crate::error::is_sticky(&e) => Err(Error::ContextLost(Box::new(e))),
+        Err(e) => Err(Error::NoDevice(format!("GPU {ordinal} could not be opened: {e}"))),
+    }
+}
+
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")
@@ -154,8 +166,7 @@ impl Gpu {
         if ordinal >= count.max(0) as usize {
             return Err(Error::NoDevice(format!("GPU {ordinal} was asked for, but the driver sees {count}")));
         }
-        let ctx = CudaContext::new(ordinal)
-            .map_err(|e| Error::NoDevice(format!("GPU {ordinal} could not be opened: {e}")))?;
+        let ctx = open_context(ordinal)?;
         // SAFETY: cudarc's own tracking keeps one read event per buffer, which lets a write
         // or a free overtake a read on a third stream. Every allocation of this context is
         // made after this line and wrapped in `tracked::Tracked`/`TrackedHost` (but for the
@@ -200,7 +211,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let s = gpu.startup();
     /// println!("{} opened in {:.1} ms ({})", gpu.name(), s.total().as_secs_f64() * 1e3, s.code);
     /// # Ok(()) }

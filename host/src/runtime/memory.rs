@@ -28,7 +28,7 @@ use crate::validate;
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// let stream = gpu.stream()?;
 /// let img = stream.alloc::<cuimg::Rgb8>(640, 480)?;
 /// assert_eq!(img.dimensions(), (640, 480));
@@ -87,7 +87,7 @@ impl<P: Pixel> DeviceImage<P> {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let s = gpu.stream()?;
     /// let mine = s.upload(&cuimg::Image::<cuimg::Gray8>::filled(8, 2, 5).view())?;
     /// // SAFETY: `mine` holds 2 packed rows of 8 gray pixels and outlives `alias`, which only
@@ -294,7 +294,7 @@ impl<P: Pixel> AsDeviceViewMut<P> for DeviceViewMut<'_, P> {
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// let stream = gpu.stream()?;
 /// let buf = stream.upload_slice(&[1.5f64, 2.5])?;
 /// assert_eq!(stream.download_slice(&buf)?, vec![1.5, 2.5]);
@@ -333,7 +333,7 @@ impl<T: Pod> DeviceBuffer<T> {
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// let mut pinned = gpu.alloc_pinned::<cuimg::Gray8>(64, 64)?;
 /// pinned.as_bytes_mut()?.fill(7);
 /// let stream = gpu.stream()?;

@@ -9,6 +9,8 @@
 
 mod batch;
 mod context;
+#[cfg(feature = "fault-injection")]
+mod fault;
 pub(crate) mod knobs;
 mod launch;
 mod memory;

@@ -48,7 +48,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{GrayWeights, Image, Pipeline, Rgb8};
     /// let frames: Vec<_> = (0..8u8).map(|i| Image::<Rgb8>::filled(640, 480, i)).collect();
     /// let locked = gpu.register(&frames)?;

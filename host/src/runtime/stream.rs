@@ -31,7 +31,7 @@ use crate::validate;
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// use cuimg::{Gray8, GrayWeights, Image, Rgb8};
 /// let img = Image::<Rgb8>::filled(256, 256, 90);
 /// let stream = gpu.stream()?;
@@ -106,7 +106,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let stream = gpu.stream()?;
     /// let start = stream.mark()?;
     /// let img = stream.alloc::<cuimg::Gray8>(1024, 1024)?;
@@ -326,7 +326,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let stream = gpu.stream()?;
     /// let a = stream.upload_slice(&[1u16, 2, 3])?;
     /// let mut b = stream.alloc_slice::<u16>(3)?;
@@ -400,7 +400,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let urgent = gpu.stream_with_priority(cuimg::StreamPriority::High)?;
     /// let bulk = gpu.stream_with_priority(cuimg::StreamPriority::Low)?;
     /// # let _ = (urgent, bulk);

@@ -25,7 +25,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, Image};
     /// let img = Image::<Gray8>::from_bytes(4, 1, &[50, 50, 60, 70])?;
     /// let stream = gpu.stream()?;
@@ -46,7 +46,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{EqualizeMode, Image, Rgb8};
     /// let img = Image::from_fn(64, 64, |x, y| Rgb8([x as u8, y as u8, 100]));
     /// let stream = gpu.stream()?;
@@ -110,7 +110,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, Image};
     /// let img = Image::<Gray8>::from_bytes(4, 1, &[50, 50, 60, 70])?;
     /// let stream = gpu.stream()?;
@@ -195,7 +195,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, Image};
     /// let img = Image::from_fn(100, 100, |x, y| Gray8([(60 + (x + y) / 8) as u8]));
     /// assert_eq!(gpu.equalize(&img.view())?, cuimg::cpu::equalize(&img.view())?);

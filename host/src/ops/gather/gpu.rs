@@ -51,7 +51,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let stream = gpu.stream()?;
     /// let src = stream.upload_slice(&[1.0f32, 2.0, 3.0])?;
     /// let idx = stream.upload_slice(&[2u32, 2, 0, 7])?;
@@ -139,7 +139,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let out = gpu.gather(&[10u16, 20, 30], &[1, 1, 2])?;
     /// assert_eq!(out, vec![20, 20, 30]);
     /// # Ok(()) }

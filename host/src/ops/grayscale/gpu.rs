@@ -27,7 +27,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Bgra8, Gray8, GrayWeights, Image, Rect};
     /// let img = Image::<Bgra8>::filled(100, 80, 50);
     /// let stream = gpu.stream()?;
@@ -85,7 +85,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{GrayWeights, Image, Rgba8};
     /// let img = Image::from_pixels(1, 1, vec![Rgba8([255, 0, 0, 7])])?;
     /// let stream = gpu.stream()?;
@@ -126,7 +126,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, GrayWeights, Image};
     /// let chw = Image::<Gray8>::from_bytes(2, 3, &[255, 0, 0, 255, 0, 0])?; // 2x1, planes R G B
     /// let stream = gpu.stream()?;
@@ -213,7 +213,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{GrayWeights, Image, Rgb8};
     /// let img = Image::<Rgb8>::from_fn(33, 7, |x, y| Rgb8([x as u8, y as u8, 9]));
     /// let gray = gpu.grayscale(&img.view(), GrayWeights::Bt601)?;
@@ -245,7 +245,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// let chw = [255, 0, /* G */ 0, 255, /* B */ 0, 0];
     /// let v = cuimg::PlanarView::from_chw(&chw, 2, 1)?;
     /// assert_eq!(gpu.grayscale_planar(&v, cuimg::GrayWeights::Bt601)?.as_bytes(), &[76, 150]);
@@ -363,7 +363,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{GrayWeights, Image, Rgb8};
     /// let a = Image::<Rgb8>::filled(33, 7, 90);
     /// let b = Image::<Rgb8>::from_fn(5, 9, |x, y| Rgb8([x as u8, y as u8, 7]));

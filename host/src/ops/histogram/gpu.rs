@@ -18,7 +18,7 @@ use crate::validate;
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// use cuimg::{Image, Rgba8};
 /// let stream = gpu.stream()?;
 /// let img = stream.upload(&Image::<Rgba8>::filled(64, 64, 3).view())?;
@@ -137,7 +137,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, Image};
     /// let img = Image::from_fn(300, 200, |x, y| Gray8([(x ^ y) as u8]));
     /// assert_eq!(gpu.histogram(&img.view())?, cuimg::cpu::histogram(&img.view())?);
@@ -159,7 +159,7 @@ impl Gpu {
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// use cuimg::{Gray8, Image};
 /// let stream = gpu.stream()?;
 /// let (a, b) = (Image::<Gray8>::filled(8, 8, 1), Image::<Gray8>::filled(3, 5, 200));

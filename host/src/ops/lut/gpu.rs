@@ -19,7 +19,7 @@ use crate::validate;
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
-/// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+/// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
 /// use cuimg::{Image, Lut, Rgb8};
 /// let stream = gpu.stream()?;
 /// let luts = stream.upload_lut::<Rgb8>(&Lut::invert())?;
@@ -101,7 +101,7 @@ impl Stream {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, Image, Lut};
     /// let stream = gpu.stream()?;
     /// let mut img = stream.upload(&Image::<Gray8>::filled(7, 3, 10).view())?;
@@ -203,7 +203,7 @@ impl Gpu {
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let Some(gpu) = cuimg::Gpu::new().ok() else { return Ok(()) };
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// use cuimg::{Gray8, Image, Lut};
     /// let img = Image::from_fn(17, 5, |x, _| Gray8([x as u8 * 10]));
     /// let out = gpu.apply_lut(&img.view(), &Lut::gamma(2.2))?;
