@@ -1,5 +1,5 @@
 //! A real device fault (a kernel that traps: `Stream::trap_for_tests`, feature
-//! `fault-injection`, built only for this binary) and what follows it: every later call on
+//! `test-hooks`, built only for this binary) and what follows it: every later call on
 //! that GPU returns `Error::ContextLost`, none panics or hangs, dropping everything that
 //! belonged to the lost context is safe, and opening the GPU again in the same process is the
 //! same typed error (the driver documents that the process must be restarted; on an H100 with

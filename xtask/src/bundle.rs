@@ -54,7 +54,7 @@ pub fn run() -> Result {
     for sub in ["tests", "examples", "bench", "images", "bin"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
-    let mut all = executables(&["test", "--release", "--workspace", "--features", "cuimg-tests/fault", "--no-run"])?;
+    let mut all = executables(&["test", "--release", "--workspace", "--features", "cuimg-tests/hooks", "--no-run"])?;
     all.extend(executables(&["build", "--release", "--package", "cuimg-cli", "--bins", "--examples"])?);
     all.extend(executables(&[
         "build",

@@ -45,11 +45,21 @@ pub fn run(skip_tests: bool) -> Result {
     // none), the ABI test among them: every kernel the host binds against the PTX's `.entry`.
     if !skip_tests {
         run::step("tests", run::cargo().args(["test", "--workspace"]))?;
-        // The fault test builds only with its feature (a kernel that traps, never in
-        // another build); without a GPU it skips like the others.
+        // The tests through cuimg's test-only hooks build only with their feature (a kernel
+        // that traps, a second context; never in another build); without a GPU they skip.
         run::step(
-            "tests: the device-fault test (feature `fault`)",
-            run::cargo().args(["test", "--package", "cuimg-tests", "--features", "fault", "--test", "fault"]),
+            "tests: device fault and second context (feature `hooks`)",
+            run::cargo().args([
+                "test",
+                "--package",
+                "cuimg-tests",
+                "--features",
+                "hooks",
+                "--test",
+                "fault",
+                "--test",
+                "contexts",
+            ]),
         )?;
     }
 

@@ -127,6 +127,21 @@ fn runs<P: Pixel>(entries: &[Entry]) -> Vec<std::ops::Range<usize>> {
     runs
 }
 
+/// A batch of `sizes` as the host describes it to the GPU, without a GPU: each image's
+/// `(offset, width, height)`, the total bytes, the copy runs and the launch chunks
+/// `(first image, count)`. For the fuzz target of the batch descriptors (`host/fuzz`); not
+/// part of the API.
+#[doc(hidden)]
+#[allow(clippy::type_complexity)]
+pub fn describe<P: Pixel>(
+    sizes: &[(u32, u32)],
+) -> Result<(Vec<(usize, u32, u32)>, usize, Vec<std::ops::Range<usize>>, Vec<(usize, u32)>)> {
+    let (entries, total) = layout::<P>(sizes)?;
+    let runs = runs::<P>(&entries);
+    let chunks = Chunk::all(entries.len()).map(|c| (c.start, c.count)).collect();
+    Ok((entries.iter().map(|e| (e.offset, e.width, e.height)).collect(), total, runs, chunks))
+}
+
 /// One launch's share of a batch: images `start..start + count`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Chunk {

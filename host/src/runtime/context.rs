@@ -157,6 +157,12 @@ impl Gpu {
     /// Opens GPU `ordinal`. Without a driver this returns [`Error::NoDriver`] (cudarc would
     /// panic), and without that device [`Error::NoDevice`].
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
+        Gpu::open(ordinal, false)
+    }
+
+    /// `own_context`: a context of its own instead of the device's primary one (test hooks
+    /// only: `runtime/hooks.rs`).
+    pub(crate) fn open(ordinal: usize, own_context: bool) -> Result<Gpu> {
         let start = Instant::now();
         if !driver_available() {
             return Err(Error::NoDriver("libcuda.so (the NVIDIA driver library) was not found".into()));
@@ -166,7 +172,11 @@ impl Gpu {
         if ordinal >= count.max(0) as usize {
             return Err(Error::NoDevice(format!("GPU {ordinal} was asked for, but the driver sees {count}")));
         }
-        let ctx = open_context(ordinal)?;
+        let ctx = if own_context {
+            CudaContext::new_non_primary(ordinal, 0).map_err(Error::from)?
+        } else {
+            open_context(ordinal)?
+        };
         // SAFETY: cudarc's own tracking keeps one read event per buffer, which lets a write
         // or a free overtake a read on a third stream. Every allocation of this context is
         // made after this line and wrapped in `tracked::Tracked`/`TrackedHost` (but for the
@@ -250,5 +260,31 @@ impl Gpu {
     /// `(free, total)` device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize)> {
         Ok(self.inner.ctx.mem_get_info()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GPU older than Turing gets no cubin (and the PTX, built for sm_75, is refused by
+    /// its driver); the error says what is needed. The driver's refusal itself needs such a
+    /// GPU; this pins the choice and the message.
+    #[test]
+    fn unsupported_gpus_get_no_cubin_and_a_clear_error() {
+        assert_eq!(cubin_for((6, 1)), None);
+        assert_eq!(cubin_for((7, 0)), None);
+        assert_eq!(cubin_for((7, 5)).map(|c| c.0), Some(75));
+        assert_eq!(cubin_for((8, 7)).map(|c| c.0), Some(86), "a later minor version runs its major's SASS");
+        assert_eq!(cubin_for((9, 0)).map(|c| c.0), Some(90));
+        let e = Error::PtxLoad {
+            device: "Tesla P100".into(),
+            major: 6,
+            minor: 0,
+            source: "CUDA_ERROR_NO_BINARY_FOR_GPU".into(),
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("Tesla P100 (compute capability 6.0)"), "{msg}");
+        assert!(msg.contains("needs a Turing or newer GPU"), "{msg}");
     }
 }

@@ -9,8 +9,8 @@
 
 mod batch;
 mod context;
-#[cfg(feature = "fault-injection")]
-mod fault;
+#[cfg(feature = "test-hooks")]
+mod hooks;
 pub(crate) mod knobs;
 mod launch;
 mod memory;
@@ -21,6 +21,8 @@ mod tracked;
 
 pub(crate) use batch::Chunk;
 pub use batch::DeviceBatch;
+#[doc(hidden)]
+pub use batch::describe as describe_batch;
 pub use context::{Code, Gpu, Startup, driver_available};
 pub(crate) use memory::Layout;
 pub use memory::{AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, PinnedImage};

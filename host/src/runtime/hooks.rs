@@ -1,7 +1,11 @@
-//! Test-only fault injection (cargo feature `fault-injection`, never in the default build):
-//! a kernel that traps, to provoke the real sticky fault that an out-of-bounds access or a
-//! hardware error would, and to test what every later call then returns
-//! ([`Error::ContextLost`](crate::Error::ContextLost)).
+//! Test-only hooks (cargo feature `test-hooks`, never in the default build):
+//!
+//! - a kernel that traps, to provoke the real sticky fault that an out-of-bounds access or a
+//!   hardware error would, and to test what every later call then returns
+//!   ([`Error::ContextLost`](crate::Error::ContextLost));
+//! - a `Gpu` on a context of its own, so that one GPU can test what memory of another
+//!   context gets ([`Error::WrongContext`](crate::Error::WrongContext)), which otherwise
+//!   needs two GPUs.
 //!
 //! The kernel is three lines of PTX text here rather than Rust in `kernels-gpu`, so that it
 //! is not in the embedded PTX and cubins the library ships: without the feature no code
@@ -10,6 +14,7 @@
 use cudarc::driver::LaunchConfig;
 use cudarc::nvrtc::Ptx;
 
+use super::context::Gpu;
 use super::stream::Stream;
 use crate::error::Result;
 
@@ -21,7 +26,7 @@ const TRAP_PTX: &str = "
 ";
 
 impl Stream {
-    /// Queues a kernel that traps (test builds only: feature `fault-injection`). The launch
+    /// Queues a kernel that traps (test builds only: feature `test-hooks`). The launch
     /// itself returns `Ok`; the fault shows at the next call that waits for the stream, and
     /// from then on every call on this GPU's context returns
     /// [`Error::ContextLost`](crate::Error::ContextLost).
@@ -33,5 +38,13 @@ impl Stream {
         // poisons the context, the purpose of this function) is all it does.
         unsafe { self.raw.launch_builder(&func).launch(cfg) }?;
         Ok(())
+    }
+}
+
+impl Gpu {
+    /// GPU `ordinal` on a new context of its own, not the device's primary one that
+    /// [`Gpu::with_device`] shares (test builds only: feature `test-hooks`).
+    pub fn with_own_context_for_tests(ordinal: usize) -> Result<Gpu> {
+        Gpu::open(ordinal, true)
     }
 }
