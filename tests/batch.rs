@@ -9,14 +9,17 @@ use cuimg::{
 use cuimg_tests::{assert_same, random, skewed, stream};
 
 /// Uniform batches of 1, 2 and 33 images, and ragged ones mixing 1x1, odd widths and 4K
-/// (257x131 and 203x157 instead of 4K and 1021x769 under the sanitizers, where racecheck
-/// takes minutes over the large ones).
+/// (smaller ones under the sanitizers, where racecheck takes minutes over the large ones).
 fn shapes() -> Vec<Vec<(u32, u32)>> {
-    let (big, mid) = if cuimg_tests::sanitizing() { ((257, 131), (203, 157)) } else { ((3840, 2160), (1021, 769)) };
+    let (big, mid, many) = if cuimg_tests::sanitizing() {
+        ((257, 131), (203, 157), (37, 29))
+    } else {
+        ((3840, 2160), (1021, 769), (127, 131))
+    };
     vec![
         vec![(64, 48)],
         vec![(333, 257); 2],
-        vec![(127, 131); 33],
+        vec![many; 33],
         vec![(1, 1), (17, 3), mid, big, (1, 17), (16, 1), (15, 1)],
         vec![big, (1, 1)],
     ]

@@ -1,9 +1,33 @@
-//! Every kernel once, on small and odd sizes and on regions: the set the GPU bundle runs
-//! under compute-sanitizer (memcheck, racecheck, synccheck, initcheck). Each case still
-//! checks its result, so a clean sanitizer run is also a correct one.
+//! Every kernel, on small and odd sizes, regions and destination regions, several streams:
+//! the set aimed at compute-sanitizer (memcheck, racecheck, synccheck, initcheck; the GPU
+//! bundle runs every binary under them). Launches here are capped to a few blocks, so every
+//! kernel's grid-stride loop goes round many times on images small enough for the
+//! instrumented kernels. Each case still checks its result, so a clean sanitizer run is also
+//! a correct one.
 
 use cuimg::{Bgra8, EqualizeMode, Gray8, GrayWeights, Lut, PlanarView, Rect, Rgb8, Rgba8, cpu};
-use cuimg_tests::{assert_same, poisoned, random, skewed, stream};
+use cuimg_tests::{assert_same, poisoned, random, skewed};
+
+/// Every launch of this binary at most this many blocks: with the small images that the
+/// instrumented kernels can afford, every grid-stride loop still goes round many times.
+const GRID_CAP: u32 = 3;
+
+fn capped() {
+    cuimg::bench::GRID_CAP.store(GRID_CAP, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn stream() -> Option<cuimg::Stream> {
+    capped();
+    cuimg_tests::stream()
+}
+
+fn gpu() -> Option<cuimg::Gpu> {
+    capped();
+    cuimg_tests::gpu()
+}
+
+/// The size that takes three capped blocks round their loops several times (61 KB of RGB).
+const LOOPING: (u32, u32) = (203, 101);
 
 const SMALL: &[(u32, u32)] = &[(1, 1), (3, 1), (1, 5), (13, 7), (17, 16), (33, 9)];
 
@@ -117,7 +141,7 @@ fn equalize_kernels() {
 
 #[test]
 fn gather_kernels() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let Some(gpu) = gpu() else { return };
     for n in [1usize, 3, 4, 5, 17, 33] {
         let idx: Vec<u32> = (0..n as u32).map(|i| (i * 7) % n as u32).collect();
         let src8: Vec<u8> = (0..n as u8).collect();
@@ -134,7 +158,7 @@ fn gather_kernels() {
 }
 
 fn formats_histogram_lut<P: cuimg::Pixel>(s: &cuimg::Stream, seed: u64) {
-    for &(w, h) in SMALL.iter().chain(&[(515, 300)]) {
+    for &(w, h) in SMALL.iter().chain(&[LOOPING]) {
         let img = random::<P>(w, h, seed);
         let dev = s.upload(&img.view()).unwrap();
         let mut bins = s.alloc_histogram(P::CHANNELS).unwrap();
@@ -158,14 +182,14 @@ fn formats_histogram_lut<P: cuimg::Pixel>(s: &cuimg::Stream, seed: u64) {
 }
 
 fn formats_equalize_gray<P: cuimg::Gray>(s: &cuimg::Stream, seed: u64) {
-    for &(w, h) in SMALL.iter().chain(&[(515, 300)]) {
+    for &(w, h) in SMALL.iter().chain(&[LOOPING]) {
         let img = skewed::<P>(w, h, seed);
         assert_same(&s.gpu().equalize(&img.view()).unwrap(), &cpu::equalize(&img.view()).unwrap(), P::NAME);
     }
 }
 
 fn formats_color<P: cuimg::Color>(s: &cuimg::Stream, seed: u64) {
-    for &(w, h) in SMALL.iter().chain(&[(515, 300)]) {
+    for &(w, h) in SMALL.iter().chain(&[LOOPING]) {
         let img = skewed::<P>(w, h, seed);
         let g = s.gpu();
         for weights in [GrayWeights::Bt601, GrayWeights::Custom { r: 0.5, g: -0.25, b: 1.0 }] {
@@ -214,7 +238,7 @@ fn every_format_every_op() {
 #[test]
 fn batch_kernels() {
     let Some(s) = stream() else { return };
-    let sizes = [(1u32, 1u32), (17, 3), (33, 9), (515, 300)];
+    let sizes = [(1u32, 1u32), (17, 3), (33, 9), LOOPING];
     let rgba: Vec<_> = sizes.iter().enumerate().map(|(i, &(w, h))| skewed::<Rgba8>(w, h, 40 + i as u64)).collect();
     let gray: Vec<_> = sizes.iter().enumerate().map(|(i, &(w, h))| skewed::<Gray8>(w, h, 50 + i as u64)).collect();
     let la: Vec<_> = sizes.iter().enumerate().map(|(i, &(w, h))| random::<cuimg::La8>(w, h, 60 + i as u64)).collect();
@@ -291,7 +315,7 @@ fn into_region<P: cuimg::Pixel, Q: cuimg::Pixel>(
 #[test]
 fn destination_regions_keep_the_bytes_around_them() {
     let Some(s) = stream() else { return };
-    for (w, h) in [(1, 1), (13, 7), (515, 300)] {
+    for (w, h) in [(1, 1), (13, 7), LOOPING] {
         let rgba = skewed::<Rgba8>(w, h, 70);
         let gray = skewed::<Gray8>(w, h, 71);
         let wt = GrayWeights::Bt709;
@@ -328,8 +352,8 @@ fn destination_regions_keep_the_bytes_around_them() {
 /// grid-stride loops go round several times.
 #[test]
 fn gather_every_element_size_looping() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let n = 300_001usize;
+    let Some(gpu) = gpu() else { return };
+    let n = 30_001usize;
     let idx: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % n as u32).collect();
     let bytes = cuimg_tests::splitmix_bytes(80, n * 16);
     fn check<T: bytemuck::Pod>(gpu: &cuimg::Gpu, bytes: &[u8], n: usize, idx: &[u32]) {
@@ -356,8 +380,8 @@ fn gather_every_element_size_looping() {
 /// tests/concurrent.rs covers many threads.
 #[test]
 fn several_streams_at_once() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let img = random::<Rgb8>(515, 300, 90);
+    let Some(gpu) = gpu() else { return };
+    let img = random::<Rgb8>(LOOPING.0, LOOPING.1, 90);
     let want = cpu::equalize(&cpu::grayscale(&img.view(), GrayWeights::Bt601).unwrap().view()).unwrap();
     let shared = gpu.stream().unwrap().upload(&img.view()).unwrap();
     let streams: Vec<_> = (0..4).map(|_| gpu.stream().unwrap()).collect();
@@ -365,7 +389,7 @@ fn several_streams_at_once() {
         let outs: Vec<_> = streams
             .iter()
             .map(|s| {
-                let mut g = poisoned::<Gray8>(s, 515, 300);
+                let mut g = poisoned::<Gray8>(s, LOOPING.0, LOOPING.1);
                 s.grayscale(&shared, &mut g, GrayWeights::Bt601).unwrap();
                 s.equalize_in_place(&mut g).unwrap();
                 g

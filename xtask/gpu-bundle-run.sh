@@ -5,7 +5,8 @@
 #   ./run.sh examples   every example, on the embedded photo and on a shared one
 #   ./run.sh sanitize   every test binary and example under compute-sanitizer: memcheck (with
 #                       leak checking), racecheck, synccheck, initcheck; exits non-zero on any
-#                       finding (SANITIZE_TOOLS, SANITIZE_JOBS, SANITIZE_LIMIT change the run)
+#                       finding (SANITIZE_TOOLS, SANITIZE_ONLY, SANITIZE_JOBS, SANITIZE_LIMIT
+#                       change the run; all logs in sanitize-logs.tar.gz)
 #   ./run.sh soak       the 10,000-operation soak (tests/soak.rs), memory reported
 #   ./run.sh bench [args]  the kernel benchmark (writes to $OUT/bench or ./out/bench)
 #   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
@@ -32,8 +33,6 @@ run_tests() {
     if [ $rc -ne 0 ]; then bins_failed+=("$(basename "$t")"); [ "$f" -eq 0 ] && failed=$((failed + 1)); fi
   done
   echo "tests: $passed passed, $failed failed${bins_failed:+ (failing: ${bins_failed[*]})}"
-  # Every log in one file, whatever the transfer limits on many files.
-  tar czf "$OUTDIR/sanitize-logs.tar.gz" -C "$OUTDIR" sanitize && rm -rf "$OUTDIR/sanitize"
   [ "$failed" -eq 0 ]
 }
 
@@ -105,7 +104,10 @@ run_sanitize() {
   grep -E -A3 -- "--kernel-name-exclude" <<< "$help" | head -8
   echo "sanitize: $(compute-sanitizer --version 2>&1 | tail -1); flags:$SANITIZE_FLAGS; initcheck: ${SANITIZE_NVJPEG_EXCLUDE:-(no kernel exclusion available)}"
   local tools=${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck} jobs=() alone=() t e
+  # SANITIZE_ONLY="test-jpeg example-lut ...": only those (for a second look at a finding).
+  only() { [ -z "${SANITIZE_ONLY:-}" ] || grep -qw -- "$1" <<< "$SANITIZE_ONLY"; }
   for t in "$HERE"/tests/*; do
+    only "$(basename "$t")" || continue
     case $(basename "$t") in
       test-fault) echo "sanitize: leaving out test-fault (a deliberate device fault)"; continue ;;
       # It fills the GPU's memory: run after the others, by itself.
@@ -114,6 +116,7 @@ run_sanitize() {
     jobs+=("$(basename "$t")|$t")
   done
   for e in "$HERE"/examples/*; do
+    only "example-$(basename "$e")" || continue
     [ "$(basename "$e")" = files_bench ] && { echo "sanitize: leaving out files_bench (a benchmark)"; continue; }
     local args=""
     # The batch example feeds each photo 64 times by default: once is enough here.

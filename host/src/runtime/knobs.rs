@@ -13,12 +13,21 @@ mod imp {
     /// generic byte-by-byte run tracking.
     pub static GRAY_HISTOGRAM: AtomicU32 = AtomicU32::new(0);
 
+    /// At most this many blocks per launch (0: no cap). The sanitizer tests set it so that
+    /// small images, which instrumented kernels can afford, still take every kernel's
+    /// grid-stride loop round many times.
+    pub static GRID_CAP: AtomicU32 = AtomicU32::new(0);
+
     pub fn grid_waves() -> u32 {
         GRID_WAVES.load(Relaxed).max(1)
     }
 
     pub fn gray_histogram_runs() -> bool {
         GRAY_HISTOGRAM.load(Relaxed) == 1
+    }
+
+    pub fn grid_cap() -> Option<u32> {
+        Some(GRID_CAP.load(Relaxed)).filter(|&c| c > 0)
     }
 }
 
@@ -31,8 +40,12 @@ mod imp {
     pub fn gray_histogram_runs() -> bool {
         false
     }
+
+    pub fn grid_cap() -> Option<u32> {
+        None
+    }
 }
 
 #[cfg(feature = "bench-knobs")]
-pub use imp::{GRAY_HISTOGRAM, GRID_WAVES};
-pub(crate) use imp::{gray_histogram_runs, grid_waves};
+pub use imp::{GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
+pub(crate) use imp::{gray_histogram_runs, grid_cap, grid_waves};

@@ -49,7 +49,8 @@ impl Stream {
         // the calling thread, which a stream made on another thread has not yet bound here.
         self.raw.context().bind_to_thread()?;
         let per_sm = self.gpu.inner.kernels.get::<K>().blocks_per_sm(BLOCK, smem)?;
-        Ok(self.gpu.multiprocessors() * per_sm)
+        let all = self.gpu.multiprocessors() * per_sm;
+        Ok(knobs::grid_cap().map_or(all, |cap| all.min(cap)))
     }
 
     /// A 1-D launch of `K` over `items` units of work (at least one block, for the scalar
