@@ -6,7 +6,9 @@
 //! search path (`LD_LIBRARY_PATH`, the linker cache); `$CUDA_HOME/lib64` and
 //! `/usr/local/cuda/lib64`; the `nvidia-nvjpeg` wheel's `lib` folder in the Python
 //! installations found. The bindings are the few functions used here, each call with its
-//! `// SAFETY:` line.
+//! `// SAFETY:` line. `CUIMG_NO_NVJPEG=1` leaves it unloaded, as if missing (JPEG then goes
+//! through the CPU: for comparisons, and for the sanitizer runs that cannot see what the
+//! hardware decoder writes).
 
 use std::ffi::{c_int, c_uchar, c_uint, c_void};
 use std::path::PathBuf;
@@ -199,6 +201,9 @@ fn glob_paths(pattern: &str) -> std::io::Result<Vec<PathBuf>> {
 fn library() -> Result<&'static Lib> {
     static LIB: OnceLock<std::result::Result<Lib, String>> = OnceLock::new();
     LIB.get_or_init(|| {
+        if std::env::var_os("CUIMG_NO_NVJPEG").is_some_and(|v| v == "1") {
+            return Err("not loaded: CUIMG_NO_NVJPEG=1".into());
+        }
         let mut tried = Vec::new();
         for path in candidates() {
             match Lib::open(path) {
