@@ -147,9 +147,17 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// OpenCV's digest for a case of tests/golden/opencv.txt.
 pub fn golden(case: &str) -> u64 {
-    static TEXT: &str = include_str!("golden/opencv.txt");
+    golden_in(include_str!("golden/opencv.txt"), case)
+}
+
+/// OpenCV's digest for a CLAHE case of tests/golden/opencv-clahe.txt.
+pub fn clahe_golden(case: &str) -> u64 {
+    golden_in(include_str!("golden/opencv-clahe.txt"), case)
+}
+
+fn golden_in(text: &str, case: &str) -> u64 {
     let line =
-        TEXT.lines().find(|l| l.split(' ').next() == Some(case)).unwrap_or_else(|| panic!("no golden case {case}"));
+        text.lines().find(|l| l.split(' ').next() == Some(case)).unwrap_or_else(|| panic!("no golden case {case}"));
     u64::from_str_radix(line.split(' ').nth(1).expect("digest"), 16).expect("hex digest")
 }
 

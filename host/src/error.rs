@@ -84,6 +84,11 @@ pub enum Error {
     #[error("invalid grayscale weights ({r}, {g}, {b}): each must be finite and within [-16, 16]")]
     InvalidWeights { r: f32, g: f32, b: f32 },
 
+    /// A parameter outside what the operation takes (a CLAHE clip limit that is not above 0,
+    /// a tile grid with no tiles or more tiles than pixels).
+    #[error("invalid {what}: {why}")]
+    InvalidParameter { what: String, why: String },
+
     /// An image or buffer that belongs to another GPU context was passed in.
     #[error("{0} belongs to a different GPU context than the stream it was used on")]
     WrongContext(String),

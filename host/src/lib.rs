@@ -54,6 +54,7 @@ pub use crate::error::{Error, Result, Source};
 pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
 #[cfg(feature = "io")]
 pub use crate::image_crate::DynamicView;
+pub use crate::ops::clahe::Clahe;
 pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::gather::GatherCheck;
 pub use crate::ops::grayscale::GrayWeights;

@@ -5,6 +5,7 @@
 //! `crate::runtime` and never on each other's launch code; equalization reuses the
 //! histogram and LUT launches through their `pub(crate)` entry points.
 
+pub mod clahe;
 pub mod equalize;
 pub mod gather;
 pub mod grayscale;
