@@ -400,3 +400,19 @@ fn several_streams_at_once() {
         }
     }
 }
+
+/// CLAHE's two kernels (the tile tables' shared histogram and scan, the bilinear apply) on
+/// sizes that do and do not divide the grid, regions in and out.
+#[test]
+fn clahe_kernels() {
+    let Some(s) = stream() else { return };
+    for (w, h, grid) in [(1, 1, (1, 1)), (7, 3, (3, 3)), (33, 9, (4, 2)), (LOOPING.0, LOOPING.1, (8, 8))] {
+        let img = random::<Gray8>(w + 2, h + 1, 95);
+        let r = Rect::new(1, 1, w, h);
+        let p = cuimg::Clahe::new(2.0, grid).unwrap();
+        let dev = s.upload(&img.view()).unwrap();
+        let mut out = poisoned::<Gray8>(&s, w, h);
+        s.clahe(&dev.roi(r).unwrap(), &mut out, p).unwrap();
+        assert_same(&s.download(&out).unwrap(), &cpu::clahe(&img.roi(r).unwrap(), p).unwrap(), "clahe");
+    }
+}

@@ -180,4 +180,4 @@ macro_rules! ops {
     };
 }
 
-ops!(grayscale, histogram, equalize, lut, gather, copy);
+ops!(grayscale, histogram, equalize, lut, gather, copy, clahe);

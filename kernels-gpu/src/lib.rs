@@ -33,6 +33,7 @@ macro_rules! abi {
 pub mod common;
 pub mod device;
 
+pub mod clahe;
 pub mod copy;
 pub mod equalize;
 pub mod gather;

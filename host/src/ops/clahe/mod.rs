@@ -5,10 +5,12 @@
 //! tables, bilinearly. An image whose size is not a multiple of the grid is extended by
 //! reflection (OpenCV's `BORDER_REFLECT_101`) for the tables only.
 //!
-//! The CPU reference is here (`cpu.rs`, re-exported as [`crate::cpu::clahe`]); the GPU
-//! kernels are the next step of issue 14.
+//! The CPU reference is `cpu.rs` (re-exported as [`crate::cpu::clahe`]); the launches
+//! ([`Stream::clahe`](crate::Stream::clahe), [`Gpu::clahe`](crate::Gpu::clahe)) are
+//! `gpu.rs`, the kernels `kernels-gpu/src/clahe.rs`.
 
 pub(crate) mod cpu;
+mod gpu;
 
 use crate::error::{Error, Result};
 
