@@ -51,6 +51,22 @@ pub struct ClaheApply {
     pub luts: DevPtr<u8>,
 }
 
+/// OpenCV's `borderInterpolate(i, len, BORDER_REFLECT_101)` for the extended image CLAHE
+/// takes its tables from: mirrored about the last pixel, and again about the first while
+/// still outside (an extension may be as long as the image). Shared by the kernel and the
+/// CPU reference.
+#[inline(always)]
+pub fn reflect101(i: u32, len: u32) -> u32 {
+    if len == 1 {
+        return 0;
+    }
+    let (mut p, len) = (i as i64, len as i64);
+    while p < 0 || p >= len {
+        p = if p < 0 { -p } else { 2 * len - 2 - p };
+    }
+    p as u32
+}
+
 kernels! {
     /// The tables; one block of [`LUTS_BLOCK`] threads per tile, [`LUTS_SHARED_BYTES`].
     ClaheLutsKernel = clahe_luts(ClaheLuts);

@@ -3,24 +3,11 @@
 //! a table per tile, then the bilinear apply. The host's CPU reference
 //! (`host/src/ops/clahe/cpu.rs`) is the same arithmetic, step for step.
 
+use crate::common::scan_256;
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_stride, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x};
-use cuimg_abi::clahe::{ClaheApply, ClaheLuts};
-
-/// OpenCV's `borderInterpolate(i, len, BORDER_REFLECT_101)`: mirrored about the last pixel,
-/// and about the first while still outside.
-#[inline(always)]
-fn reflect101(i: u32, len: u32) -> u32 {
-    if len == 1 {
-        return 0;
-    }
-    let (mut p, len) = (i as i64, len as i64);
-    while p < 0 || p >= len {
-        p = if p < 0 { -p } else { 2 * len - 2 - p };
-    }
-    p as u32
-}
+use cuimg_abi::clahe::{ClaheApply, ClaheLuts, reflect101};
 
 /// OpenCV's `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped.
 #[inline(always)]
@@ -84,18 +71,9 @@ pub unsafe extern "ptx-kernel" fn clahe_luts(p: ClaheLuts) {
     }
     // SAFETY: t < 256; every read of the bins happened before the barrier above.
     unsafe { *hist.add(t) = h };
-    sync_threads();
-    // Hillis-Steele inclusive scan over the 256 bins.
-    let mut offset = 1;
-    while offset < 256 {
-        // SAFETY: t - offset < 256 when t >= offset.
-        let add = if t >= offset { unsafe { *hist.add(t - offset) } } else { 0 };
-        sync_threads();
-        // SAFETY: t < 256.
-        unsafe { *hist.add(t) += add };
-        sync_threads();
-        offset *= 2;
-    }
+    // SAFETY: 256 shared u32, every thread of the block here (the scan's first barrier
+    // orders the writes just above).
+    unsafe { scan_256(hist, t) };
     // SAFETY: the barrier ordered the scan; the sum of a tile fits in i32 (the host checks).
     let sum = unsafe { *hist.add(t) } as i32;
     // SAFETY: tile * 256 + t < 256 * gridDim.x.

@@ -1,11 +1,34 @@
 //! Pieces several kernels share, in one place: the replicated lookup tables (applied by the
-//! LUT kernels and by color equalization) and the image of a batch launch. The luma formula is shared with the host's CPU
+//! LUT kernels and by color equalization), the 256-bin scan (equalization and CLAHE tables)
+//! and the image of a batch launch. The luma formula is shared with the host's CPU
 //! reference and lives in `cuimg_abi::grayscale::Weights`.
 
 use crate::device::shared;
 use crate::device::thread::{block_idx_z, block_stride, lane_id, sync_threads};
 use cuimg_abi::lut::TABLE_BYTES;
 use cuimg_abi::{BatchImage, DevPtr};
+
+/// Inclusive scan (Hillis-Steele) of 256 u32 in shared memory by a block of 256 threads,
+/// thread `t` owning slot `t`: the equalization and CLAHE tables' running sums. Starts and
+/// ends with a barrier, so the caller's writes before it and reads after it are ordered.
+///
+/// # Safety
+/// `buf` points to 256 shared u32; every thread of a block of exactly 256 calls this with
+/// its own `t = threadIdx.x`.
+#[inline(always)]
+pub unsafe fn scan_256(buf: *mut u32, t: usize) {
+    sync_threads();
+    let mut offset = 1;
+    while offset < 256 {
+        // SAFETY: t - offset < 256 when t >= offset.
+        let add = if t >= offset { unsafe { *buf.add(t - offset) } } else { 0 };
+        sync_threads();
+        // SAFETY: t < 256.
+        unsafe { *buf.add(t) += add };
+        sync_threads();
+        offset *= 2;
+    }
+}
 
 /// This block's image of a batch launch: `table[blockIdx.z]`, as `(pixels, width, height)`.
 ///

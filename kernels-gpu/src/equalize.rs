@@ -3,7 +3,7 @@
 //! itself comes from `histogram.rs` and the per-channel apply from `lut.rs`, all on one
 //! stream, so nothing returns to the host between the steps.
 
-use crate::common::{batch_image, load_tables, lookup};
+use crate::common::{batch_image, load_tables, lookup, scan_256};
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x};
@@ -51,17 +51,8 @@ pub unsafe extern "ptx-kernel" fn equalize_lut(p: EqualizeLut) {
         // SAFETY: `first` is a shared u32.
         unsafe { atomic::min_u32(first, t as u32) };
     }
-    // Hillis-Steele inclusive scan over the 256 bins.
-    let mut offset = 1;
-    while offset < 256 {
-        // SAFETY: t - offset < 256 when t >= offset.
-        let add = if t >= offset { unsafe { *cdf.add(t - offset) } } else { 0 };
-        sync_threads();
-        // SAFETY: t < 256.
-        unsafe { *cdf.add(t) += add };
-        sync_threads();
-        offset *= 2;
-    }
+    // SAFETY: 256 shared u32, every thread of the block here.
+    unsafe { scan_256(cdf, t) };
     // SAFETY: the barrier above ordered every write to these slots.
     let (total, i, cum) = unsafe { (*cdf.add(255), *first, *cdf.add(t)) };
     let value = if i >= 256 {

@@ -1,24 +1,12 @@
 //! The serial CPU reference: OpenCV's `CLAHE_CalcLut_Body` and `CLAHE_Interpolation_Body`
 //! (modules/imgproc/src/clahe.cpp) step for step, in the same f32 arithmetic.
 
+use cuimg_abi::clahe::reflect101;
+
 use super::{Clahe, Plan};
 use crate::error::Result;
 use crate::image::{Image, ImageView};
 use crate::pixel::Gray8;
-
-/// OpenCV's `borderInterpolate` for `BORDER_REFLECT_101` past the end of `0..len`: mirrored
-/// about the last pixel, and again about the first while still outside (an extension may be
-/// as long as the image itself).
-fn reflect101(i: u32, len: u32) -> u32 {
-    if len == 1 {
-        return 0;
-    }
-    let (mut p, len) = (i as i64, len as i64);
-    while p < 0 || p >= len {
-        p = if p < 0 { -p } else { 2 * len - 2 - p };
-    }
-    p as u32
-}
 
 /// The 256-entry table of every tile, row by row of tiles.
 pub(crate) fn tile_luts(src: &ImageView<'_, Gray8>, plan: &Plan) -> Vec<[u8; 256]> {
