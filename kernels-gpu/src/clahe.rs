@@ -63,6 +63,9 @@ pub unsafe extern "ptx-kernel" fn clahe_luts(p: ClaheLuts) {
     let c = unsafe { *clipped };
     let (batch, residual) = (c / 256, c % 256);
     h += batch;
+    // Written as OpenCV writes it (`if (residual != 0) { residualStep = MAX(histSize /
+    // residual, 1); ... i % step ...}`), so the two read side by side.
+    #[allow(clippy::manual_checked_ops, clippy::manual_is_multiple_of)]
     if residual != 0 {
         let step = (256 / residual).max(1);
         if t as u32 % step == 0 && (t as u32) / step < residual {
