@@ -81,6 +81,7 @@ pub fn run(skip_tests: bool) -> Result {
 
     // What crates.io would get: the two published crates packaged (the PTX and SASS travel
     // inside) and built from those packages alone, on stable Rust.
+    forget_packaged_abi()?;
     run::step(
         "package cuimg-abi and cuimg, and build them from the packages",
         run::cargo().args(["package", "--package", "cuimg-abi", "--package", "cuimg", "--allow-dirty"]),
@@ -94,5 +95,27 @@ pub fn run(skip_tests: bool) -> Result {
             .arg(root().join("target/msrv")),
     )?;
     eprintln!("\nverify: all checks passed");
+    Ok(())
+}
+
+/// Cargo verifies `cuimg` against the `cuimg-abi` it has just packaged through a temporary
+/// local registry, but takes a registry crate of a known name and version as unchanged: it
+/// reuses an earlier unpacking in `$CARGO_HOME/registry/src/<registry>/` and the library it
+/// built from it. After the ABI gained a module, verification built against the old one
+/// ("could not find `clahe` in `cuimg_abi`"). Removing both (only cuimg-abi's: nothing else
+/// is named so) makes it unpack and build the new package.
+fn forget_packaged_abi() -> Result {
+    run::step("forget earlier packages of cuimg-abi", run::cargo().args(["clean", "--package", "cuimg-abi"]))?;
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry/src")) else { return Ok(()) };
+    for registry in std::fs::read_dir(&src).into_iter().flatten().flatten() {
+        for krate in std::fs::read_dir(registry.path()).into_iter().flatten().flatten() {
+            if krate.file_name().to_string_lossy().starts_with("cuimg-abi-") {
+                let _ = std::fs::remove_dir_all(krate.path());
+            }
+        }
+    }
     Ok(())
 }
