@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use cuimg::{DeviceImage, Gpu, Image, Pixel, Stream};
+use cuimg::{DeviceImage, DeviceViewMut, Gpu, Image, Pixel, Rect, Stream};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -202,6 +202,27 @@ pub fn poisoned<P: Pixel>(stream: &Stream, width: u32, height: u32) -> DeviceIma
         *b = 0xA5 ^ (i as u8).wrapping_mul(31);
     }
     stream.upload(&img.view()).expect("upload poison")
+}
+
+/// Runs `write` into region `at` of a poisoned destination of `size`, then checks that the
+/// region holds `want` and that every byte around it is as it was.
+#[track_caller]
+pub fn assert_writes_only_region<Q: Pixel>(
+    s: &Stream,
+    size: (u32, u32),
+    at: Rect,
+    want: &Image<Q>,
+    write: impl FnOnce(&mut DeviceViewMut<'_, Q>) -> cuimg::Result<()>,
+    what: &str,
+) {
+    let mut dst = poisoned::<Q>(s, size.0, size.1);
+    let before = s.download(&dst).unwrap();
+    write(&mut dst.roi_mut(at).unwrap()).unwrap();
+    let got = s.download(&dst).unwrap();
+    assert_same(&got.roi(at).unwrap().to_image(), want, what);
+    let mut expected = before;
+    expected.view_mut().roi(at).unwrap().copy_from(&want.view()).unwrap();
+    assert_same(&got, &expected, &format!("{what}: bytes outside the destination region changed"));
 }
 
 /// Asserts two images are equal, naming the first differing pixel instead of dumping both.

@@ -298,16 +298,8 @@ fn into_region<P: cuimg::Pixel, Q: cuimg::Pixel>(
     what: &str,
 ) {
     let (w, h) = src.dimensions();
-    let at = Rect::new(3, 2, w, h);
     let dev = s.upload(&src.view()).unwrap();
-    let mut dst = poisoned::<Q>(s, w + 5, h + 3);
-    let before = s.download(&dst).unwrap();
-    op(&dev, &mut dst.roi_mut(at).unwrap()).unwrap();
-    let got = s.download(&dst).unwrap();
-    assert_same(&got.roi(at).unwrap().to_image(), want, what);
-    let mut expected = before;
-    expected.view_mut().roi(at).unwrap().copy_from(&want.view()).unwrap();
-    assert_same(&got, &expected, &format!("{what}: bytes outside the destination region changed"));
+    cuimg_tests::assert_writes_only_region(s, (w + 5, h + 3), Rect::new(3, 2, w, h), want, |d| op(&dev, d), what);
 }
 
 /// Every operation that writes an image, into a region of a larger destination: the bytes
