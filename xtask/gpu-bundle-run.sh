@@ -79,9 +79,12 @@ sanitize_one() {
     extra+=(--target-processes application-only)
   fi
   local start=$SECONDS
-  # shellcheck disable=SC2086
-  (cd "$OUTDIR/sanitize/work" && "${env[@]}" timeout "${SANITIZE_LIMIT:-540}" compute-sanitizer --tool "$tool" "${extra[@]}" \
-    $SANITIZE_FLAGS --error-exitcode 99 --print-limit 20 "$@") > "$log" 2>&1
+  attempt() {
+    # shellcheck disable=SC2086
+    (cd "$OUTDIR/sanitize/work" && "${env[@]}" timeout "${SANITIZE_LIMIT:-540}" compute-sanitizer --tool "$tool" \
+      "${extra[@]}" $SANITIZE_FLAGS --error-exitcode 99 --print-limit 20 "$@") > "$log" 2>&1
+  }
+  attempt "$@"
   local rc=$? verdict=PASS
   # compute-sanitizer itself crashed (a segfault before the target finished starting: seen
   # twice in eight runs of test-cli, whose children it follows): not a finding; run again,
@@ -90,8 +93,7 @@ sanitize_one() {
     # The crashed run's target may live on, writing to its log: keep that file aside.
     mv "$log" "$log.crashed"
     echo "sanitize: compute-sanitizer crashed on $tool $what (log: $(basename "$log").crashed); running it again"
-    (cd "$OUTDIR/sanitize/work" && "${env[@]}" timeout "${SANITIZE_LIMIT:-540}" compute-sanitizer --tool "$tool" "${extra[@]}" \
-      $SANITIZE_FLAGS --error-exitcode 99 --print-limit 20 "$@") > "$log" 2>&1
+    attempt "$@"
     rc=$?
     echo "(run again after compute-sanitizer crashed: $(basename "$log").crashed)" >> "$log"
   fi
