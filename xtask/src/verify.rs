@@ -81,10 +81,15 @@ pub fn run(skip_tests: bool) -> Result {
 
     // What crates.io would get: the two published crates packaged (the PTX and SASS travel
     // inside) and built from those packages alone, on stable Rust.
-    forget_packaged_abi()?;
+    // In a target folder of its own, so that forgetting the packaged ABI (below) does not make
+    // the next test build rebuild everything that depends on the workspace's cuimg-abi.
+    let packages = root().join("target/packages");
+    forget_packaged_abi(&packages)?;
     run::step(
         "package cuimg-abi and cuimg, and build them from the packages",
-        run::cargo().args(["package", "--package", "cuimg-abi", "--package", "cuimg", "--allow-dirty"]),
+        run::cargo()
+            .args(["package", "--package", "cuimg-abi", "--package", "cuimg", "--allow-dirty", "--target-dir"])
+            .arg(&packages),
     )?;
 
     // (e) The oldest stable Rust the crates promise (`rust-version`) builds the library.
@@ -103,9 +108,13 @@ pub fn run(skip_tests: bool) -> Result {
 /// reuses an earlier unpacking in `$CARGO_HOME/registry/src/<registry>/` and the library it
 /// built from it. After the ABI gained a module, verification built against the old one
 /// ("could not find `clahe` in `cuimg_abi`"). Removing both (only cuimg-abi's: nothing else
-/// is named so) makes it unpack and build the new package.
-fn forget_packaged_abi() -> Result {
-    run::step("forget earlier packages of cuimg-abi", run::cargo().args(["clean", "--package", "cuimg-abi"]))?;
+/// is named so; the library only from `target`, verification's own folder) makes it unpack
+/// and build the new package.
+fn forget_packaged_abi(target: &std::path::Path) -> Result {
+    run::step(
+        "forget earlier packages of cuimg-abi",
+        run::cargo().args(["clean", "--package", "cuimg-abi", "--target-dir"]).arg(target),
+    )?;
     let home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
