@@ -4,8 +4,9 @@
 //! not divide the image (OpenCV extends by reflection), clip limits from 0.01 (every bin
 //! clipped to 1) to 1000 (none), and the photos. The digests are OpenCV 5.0's, made on the
 //! lent GPU machine by tests/golden/make_clahe_goldens.py. Bad parameters are typed errors.
+//! Color images (per channel, on luma) and ragged gray batches against the CPU reference.
 
-use cuimg::{Clahe, Error, Gray8, GrayWeights, Image, Rect, cpu};
+use cuimg::{Bgr8, Clahe, EqualizeMode, Error, Gray8, GrayWeights, Image, Rect, Rgb8, Rgba8, cpu};
 use cuimg_tests::{
     assert_same, assert_writes_only_region, clahe_golden, color_photos, fnv1a, gray_photo, poisoned, splitmix_bytes,
     stream,
@@ -155,5 +156,131 @@ fn bad_parameters_are_typed_errors() {
         let mut small = s.alloc::<Gray8>(6, 3).unwrap();
         let e = s.clahe(&dev, &mut small, Clahe::new(2.0, (1, 1)).unwrap()).unwrap_err();
         assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
+    }
+}
+
+/// Color CLAHE (per channel and on luma; RGB, BGR, RGBA) on the GPU equals the CPU
+/// reference, on photos and random images of odd sizes, into poisoned outputs.
+#[test]
+fn gpu_color_matches_cpu() {
+    let Some(s) = stream() else { return };
+    fn check<P: cuimg::Color>(s: &cuimg::Stream, img: &Image<P>, what: &str) {
+        let (w, h) = img.dimensions();
+        for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+            for (clip, grid) in [(2.0, (8, 8)), (40.0, (3, 5)), (0.5, (1, 1))] {
+                let grid = (grid.0.min(w), grid.1.min(h));
+                let p = Clahe::new(clip, grid).unwrap();
+                let dev = s.upload(&img.view()).unwrap();
+                let mut out = poisoned::<P>(s, w, h);
+                s.clahe_color(&dev, &mut out, p, mode).unwrap();
+                let want = cpu::clahe_color(&img.view(), p, mode).unwrap();
+                assert_same(&s.download(&out).unwrap(), &want, &format!("{what} {mode:?} {grid:?} clip {clip}"));
+            }
+        }
+    }
+    for (name, photo) in color_photos() {
+        check(&s, &photo, name);
+        let bgr = Image::<Bgr8>::from_fn(photo.width(), photo.height(), |x, y| {
+            let [r, g, b] = photo.get(x, y).0;
+            Bgr8([b, g, r])
+        });
+        check(&s, &bgr, &format!("{name} as BGR"));
+    }
+    for (w, h) in [(1, 1), (7, 3), (333, 257)] {
+        check(&s, &cuimg_tests::random::<Rgb8>(w, h, 5), &format!("random RGB {w}x{h}"));
+        check(&s, &cuimg_tests::random::<Rgba8>(w, h, 6), &format!("random RGBA {w}x{h}"));
+    }
+    let p = Clahe::new(2.5, (6, 4)).unwrap();
+    let img = &color_photos()[0].1;
+    assert_same(
+        &s.gpu().clahe_color(&img.view(), p, EqualizeMode::Luma).unwrap(),
+        &cpu::clahe_color(&img.view(), p, EqualizeMode::Luma).unwrap(),
+        "blocking",
+    );
+}
+
+/// The CPU color reference reduces to gray CLAHE where it must: per channel, each channel
+/// of the result is the gray CLAHE of that channel; on luma, an image whose channels are
+/// equal (luma = the channel) maps every channel as gray CLAHE maps the gray image.
+#[test]
+fn cpu_color_reduces_to_gray() {
+    let p = Clahe::new(3.0, (5, 4)).unwrap();
+    let photo = &color_photos()[0].1;
+    let per = cpu::clahe_color(&photo.view(), p, EqualizeMode::PerChannel).unwrap();
+    for c in 0..3 {
+        let plane = Image::<Gray8>::from_fn(photo.width(), photo.height(), |x, y| Gray8([photo.get(x, y).0[c]]));
+        let want = cpu::clahe(&plane.view(), p).unwrap();
+        let got = Image::<Gray8>::from_fn(photo.width(), photo.height(), |x, y| Gray8([per.get(x, y).0[c]]));
+        assert_same(&got, &want, &format!("per channel, channel {c}"));
+    }
+    let gray = gray_photo();
+    let rgb = Image::<Rgb8>::from_fn(gray.width(), gray.height(), |x, y| Rgb8([gray.get(x, y).0[0]; 3]));
+    let want = cpu::clahe(&gray.view(), p).unwrap();
+    let got = cpu::clahe_color(&rgb.view(), p, EqualizeMode::Luma).unwrap();
+    let want_rgb = Image::<Rgb8>::from_fn(gray.width(), gray.height(), |x, y| Rgb8([want.get(x, y).0[0]; 3]));
+    assert_same(&got, &want_rgb, "luma of a gray RGB image");
+}
+
+/// A ragged gray batch (1x1 up to 1080p, sizes not multiples of the grid) in one call equals
+/// the CPU reference image by image; outputs start poisoned; an image too small for the
+/// grid is a typed error before anything runs.
+#[test]
+fn gpu_batch_matches_cpu() {
+    let Some(s) = stream() else { return };
+    let photo = gray_photo();
+    let mut images: Vec<Image<Gray8>> = [(1, 1), (8, 8), (9, 17), (333, 257), (640, 480), (1920, 1080)]
+        .iter()
+        .map(|&(w, h)| cuimg_tests::random::<Gray8>(w, h, (w * h) as u64))
+        .collect();
+    images.push(cuimg_tests::tiled(&photo, 1283, 719));
+    images.push(Image::filled(100, 60, 77));
+    for (clip, grid) in [(2.0, (1, 1)), (40.0, (1, 1))] {
+        let p = Clahe::new(clip, grid).unwrap();
+        let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+        let src = s.upload_batch(&views).unwrap();
+        let poison: Vec<Image<Gray8>> = images.iter().map(|i| Image::filled(i.width(), i.height(), 0xA5)).collect();
+        let mut dst = s.upload_batch(&poison.iter().map(|i| i.view()).collect::<Vec<_>>()).unwrap();
+        s.clahe_batch(&src, &mut dst, p).unwrap();
+        for (k, (got, img)) in s.download_batch(&dst).unwrap().iter().zip(&images).enumerate() {
+            assert_same(got, &cpu::clahe(&img.view(), p).unwrap(), &format!("batch image {k} clip {clip}"));
+        }
+    }
+    // Grids the smallest images cannot take.
+    let big: Vec<Image<Gray8>> = images[2..].to_vec();
+    let views: Vec<_> = big.iter().map(|i| i.view()).collect();
+    for grid in [(8, 8), (3, 5)] {
+        let p = Clahe::new(2.0, grid).unwrap();
+        let src = s.upload_batch(&views).unwrap();
+        let mut dst = s.alloc_batch::<Gray8>(&src.sizes()).unwrap();
+        s.clahe_batch(&src, &mut dst, p).unwrap();
+        for (k, (got, img)) in s.download_batch(&dst).unwrap().iter().zip(&big).enumerate() {
+            assert_same(got, &cpu::clahe(&img.view(), p).unwrap(), &format!("batch image {k} grid {grid:?}"));
+        }
+    }
+    let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+    let e = s.gpu().clahe_batch(&views, Clahe::default()).unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
+    assert!(e.to_string().contains("1x1"), "{e}");
+    // The blocking call.
+    let out = s.gpu().clahe_batch(&views[2..], Clahe::default()).unwrap();
+    assert_same(&out[3], &cpu::clahe(&views[5], Clahe::default()).unwrap(), "blocking batch");
+}
+
+/// One 8K image: a 1x1 grid puts the whole image in one tile, split over every block the GPU
+/// holds (the last block of the tile writes its table); 8x8 and 16x16 as most callers use.
+#[test]
+fn gpu_matches_cpu_at_8k() {
+    let Some(s) = stream() else { return };
+    if cuimg_tests::sanitizing() {
+        println!("SKIP: 8K CLAHE under the sanitizer (the small cases cover the same kernels)");
+        return;
+    }
+    let img = cuimg_tests::tiled(&gray_photo(), 7680, 4320);
+    let dev = s.upload(&img.view()).unwrap();
+    for grid in [(1, 1), (8, 8), (16, 16)] {
+        let p = Clahe::new(2.0, grid).unwrap();
+        let mut out = poisoned::<Gray8>(&s, 7680, 4320);
+        s.clahe(&dev, &mut out, p).unwrap();
+        assert_same(&s.download(&out).unwrap(), &cpu::clahe(&img.view(), p).unwrap(), &format!("8K {grid:?}"));
     }
 }

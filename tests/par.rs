@@ -100,3 +100,44 @@ fn errors_are_the_oracles() {
     assert!(par::histogram(&empty.view()).is_err());
     assert!(matches!(par::equalize(&Image::<Gray8>::new(3, 0).view()), Err(Error::EmptyImage { .. })));
 }
+
+/// CLAHE on all cores (tables per tile at once, bands of rows at once) equals the serial
+/// reference, gray and color, on the usual sizes, grids that do and do not divide them, and
+/// regions; its errors are the reference's.
+#[test]
+fn clahe_matches_the_oracle() {
+    for &(w, h) in SIZES {
+        let gray: Image<Gray8> = random(w, h, u64::from(w) * 3 + 1);
+        let rgb: Image<Rgb8> = skewed(w, h, u64::from(h) + 5);
+        for (clip, grid) in [(2.0, (8, 8)), (0.5, (3, 5)), (40.0, (1, 1))] {
+            let grid = (grid.0.min(w.max(1)), grid.1.min(h.max(1)));
+            let p = cuimg::Clahe::new(clip, grid).unwrap();
+            let what = format!("clahe {w}x{h} {grid:?} clip {clip}");
+            let (a, b) = (par::clahe(&gray.view(), p), cpu::clahe(&gray.view(), p));
+            match (a, b) {
+                (Ok(a), Ok(b)) => assert_same(&a, &b, &what),
+                (a, b) => assert_eq!(a.unwrap_err().to_string(), b.unwrap_err().to_string(), "{what}"),
+            }
+            for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+                let (a, b) = (par::clahe_color(&rgb.view(), p, mode), cpu::clahe_color(&rgb.view(), p, mode));
+                match (a, b) {
+                    (Ok(a), Ok(b)) => assert_same(&a, &b, &format!("{what} {mode:?}")),
+                    (a, b) => assert_eq!(a.unwrap_err().to_string(), b.unwrap_err().to_string(), "{what}"),
+                }
+            }
+        }
+    }
+    let big: Image<Gray8> = random(301, 203, 9);
+    let at = Rect::new(7, 3, 250, 190);
+    let p = cuimg::Clahe::new(3.0, (7, 6)).unwrap();
+    assert_same(
+        &par::clahe(&big.roi(at).unwrap(), p).unwrap(),
+        &cpu::clahe(&big.roi(at).unwrap(), p).unwrap(),
+        "clahe region",
+    );
+    let tiny: Image<Gray8> = random(3, 3, 2);
+    assert_eq!(
+        par::clahe(&tiny.view(), cuimg::Clahe::default()).unwrap_err().to_string(),
+        cpu::clahe(&tiny.view(), cuimg::Clahe::default()).unwrap_err().to_string()
+    );
+}

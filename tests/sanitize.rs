@@ -393,8 +393,9 @@ fn several_streams_at_once() {
     }
 }
 
-/// CLAHE's two kernels (the tile tables' shared histogram and scan, the bilinear apply) on
-/// sizes that do and do not divide the grid, regions in and out.
+/// CLAHE's kernels (the split tile tables: per-warp shared histograms, the global sums and
+/// the last block's scan; the bilinear apply) on sizes that do and do not divide the grid,
+/// regions in and out; color per channel and on luma; a ragged batch.
 #[test]
 fn clahe_kernels() {
     let Some(s) = stream() else { return };
@@ -406,5 +407,23 @@ fn clahe_kernels() {
         let mut out = poisoned::<Gray8>(&s, w, h);
         s.clahe(&dev.roi(r).unwrap(), &mut out, p).unwrap();
         assert_same(&s.download(&out).unwrap(), &cpu::clahe(&img.roi(r).unwrap(), p).unwrap(), "clahe");
+        let rgba = random::<cuimg::Rgba8>(w, h, 96);
+        let dev = s.upload(&rgba.view()).unwrap();
+        for mode in [cuimg::EqualizeMode::PerChannel, cuimg::EqualizeMode::Luma] {
+            let mut out = poisoned::<cuimg::Rgba8>(&s, w, h);
+            s.clahe_color(&dev, &mut out, p, mode).unwrap();
+            let want = cpu::clahe_color(&rgba.view(), p, mode).unwrap();
+            assert_same(&s.download(&out).unwrap(), &want, "clahe color");
+        }
+    }
+    let images: Vec<cuimg::Image<Gray8>> =
+        [(1, 1), (9, 7), (LOOPING.0, LOOPING.1)].iter().map(|&(w, h)| random(w, h, 97)).collect();
+    let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+    let src = s.upload_batch(&views).unwrap();
+    let mut dst = s.alloc_batch::<Gray8>(&src.sizes()).unwrap();
+    let p = cuimg::Clahe::new(2.0, (1, 1)).unwrap();
+    s.clahe_batch(&src, &mut dst, p).unwrap();
+    for (got, img) in s.download_batch(&dst).unwrap().iter().zip(&images) {
+        assert_same(got, &cpu::clahe(&img.view(), p).unwrap(), "clahe batch");
     }
 }

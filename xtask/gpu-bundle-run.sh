@@ -10,6 +10,7 @@
 #   ./run.sh soak       the 10,000-operation soak (tests/soak.rs), memory reported
 #   ./run.sh bench [args]  the kernel benchmark (writes to $OUT/bench or ./out/bench)
 #   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
+#   ./run.sh clahe [args]  CLAHE on the GPU, then OpenCV's CPU CLAHE on all cores (writes to $OUT/clahe)
 #   ./run.sh files [args]  the cuimg tool on JPEG and PNG folders, GPU against CPU; nvJPEG decode
 #   ./run.sh all        test, examples, sanitize, then both benchmarks
 set -u
@@ -179,6 +180,9 @@ case "$mode" in
   soak) CUIMG_SOAK=1 "$HERE"/tests/test-soak --nocapture ;;
   bench) "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" ;;
   throughput) "$HERE"/bench/throughput --out "$OUTDIR/throughput" "$@" ;;
+  clahe)
+    "$HERE"/bench/clahe --images "$CUIMG_IMAGES" --out "$OUTDIR/clahe" "$@" || exit 1
+    python3 "$HERE"/bench/clahe_opencv.py "$CUIMG_IMAGES" "$OUTDIR/clahe/opencv-clahe.json" ;;
   files) "$HERE"/examples/files_bench --out "$OUTDIR/files" "$@" ;;
   all)
     status=0
@@ -189,5 +193,5 @@ case "$mode" in
     "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
     "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|files|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|all]"; exit 2 ;;
 esac

@@ -6,6 +6,7 @@
 //! cuimg equalize 'shots/*.jpg' -o out/ --quality 90 --gpu all --report --plot stages.svg
 //! cuimg lut a.png b.png -o out/ --table gamma:2.2
 //! cuimg histogram photos/ -o hist/ --format json
+//! cuimg clahe photos/ -o out/ --clip 3 --tiles 16x16
 //! ```
 //!
 //! Reading and decoding run on all cores, the GPU work on the overlapped pipeline
@@ -24,7 +25,9 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use cuimg::io::{Encode, Format};
-use cuimg::{DeviceImage, EqualizeMode, GpuPool, Gray8, GrayWeights, Image, Lut, Pipeline, Pixel, Rgb8, Stream, cpu};
+use cuimg::{
+    Clahe, DeviceImage, EqualizeMode, GpuPool, Gray8, GrayWeights, Image, Lut, Pipeline, Pixel, Rgb8, Stream, cpu,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -55,6 +58,22 @@ enum Op {
     },
     /// The 256-bin histogram of each image's red, green and blue, as CSV or JSON files.
     Histogram(Common),
+    /// Contrast-limited adaptive histogram equalization (OpenCV's CLAHE) on luma, or on each
+    /// channel with --per-channel.
+    Clahe {
+        #[command(flatten)]
+        common: Common,
+        /// How many times the average bin count a bin may hold before it is clipped (above 0).
+        // Negative numbers are taken as values, so `--clip -1` gets this tool's message.
+        #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+        clip: f64,
+        /// The tile grid, COLUMNSxROWS.
+        #[arg(long, default_value = "8x8")]
+        tiles: String,
+        /// Each of red, green and blue through its own tables instead of the luma (changes hues).
+        #[arg(long)]
+        per_channel: bool,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -114,7 +133,7 @@ fn main() {
     let cli = Cli::parse();
     let (op, common) = match &cli.op {
         Op::Gray(c) | Op::Bw(c) | Op::Equalize(c) | Op::Histogram(c) => (&cli.op, c),
-        Op::Lut { common, .. } => (&cli.op, common),
+        Op::Lut { common, .. } | Op::Clahe { common, .. } => (&cli.op, common),
     };
     std::process::exit(match run(op, common) {
         Ok(0) => 0,
@@ -130,6 +149,13 @@ fn main() {
 fn run(op: &Op, c: &Common) -> Result<usize, String> {
     let lut = match op {
         Op::Lut { table, .. } => Some(parse_lut(table)?),
+        _ => None,
+    };
+    let clahe = match op {
+        Op::Clahe { clip, tiles, per_channel, .. } => {
+            let mode = if *per_channel { EqualizeMode::PerChannel } else { EqualizeMode::Luma };
+            Some((parse_clahe(*clip, tiles)?, mode))
+        }
         _ => None,
     };
     let histogram = matches!(op, Op::Histogram(_));
@@ -195,6 +221,10 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         (Op::Equalize(_), Some(_), Some(codecs)) => {
             jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
         }
+        (Op::Clahe { .. }, Some(_), Some(codecs)) => {
+            let (p, mode) = clahe.expect("parsed above");
+            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, move |s, a, b| s.clahe_color(a, b, p, mode))
+        }
         (Op::Lut { .. }, Some(_), Some(codecs)) => {
             let lut = lut.expect("parsed above");
             jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, move |s, a, b| {
@@ -215,6 +245,10 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
             (Op::Equalize(_), Some(pool)) => {
                 on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
             }
+            (Op::Clahe { .. }, Some(pool)) => {
+                let (p, mode) = clahe.expect("parsed above");
+                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, move |s, a, b| s.clahe_color(a, b, p, mode))
+            }
             (Op::Lut { .. }, Some(pool)) => {
                 let lut = lut.expect("parsed above");
                 on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, move |s, a, b| {
@@ -230,6 +264,10 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
             }
             (Op::Equalize(_), None) => {
                 on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::equalize_color(&i.view(), EqualizeMode::Luma))
+            }
+            (Op::Clahe { .. }, None) => {
+                let (p, mode) = clahe.expect("parsed above");
+                on_cpu::<Rgb8>(&jobs, &jpeg, &run, move |i| cpu::clahe_color(&i.view(), p, mode))
             }
             (Op::Lut { .. }, None) => {
                 let lut = lut.expect("parsed above");
@@ -277,6 +315,15 @@ fn process_cpu_seconds() -> Option<f64> {
     // utime and stime, the 14th and 15th fields (11 and 12 after the name), at 100 ticks/s.
     let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
     Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
+/// `--clip` and `--tiles COLUMNSxROWS`, checked before any file is read.
+fn parse_clahe(clip: f64, tiles: &str) -> Result<Clahe, String> {
+    let grid = tiles
+        .split_once(['x', 'X'])
+        .and_then(|(c, r)| Some((c.trim().parse::<u32>().ok()?, r.trim().parse::<u32>().ok()?)))
+        .ok_or_else(|| format!("--tiles {tiles}: use COLUMNSxROWS, for example 8x8"))?;
+    Clahe::new(clip, grid).map_err(|e| format!("--clip {clip} --tiles {tiles}: {e}"))
 }
 
 fn parse_lut(table: &str) -> Result<Lut, String> {

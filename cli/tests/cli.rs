@@ -449,3 +449,51 @@ fn trace_writes_a_timeline() {
         events.iter().any(|e| e["ph"] == "M" && e["args"]["name"].as_str().is_some_and(|n| n.starts_with("worker")))
     );
 }
+
+/// `cuimg clahe`: on luma by default, per channel on request, equal to the library's CPU
+/// reference on both paths (the GPU when there is one); an image too small for the grid is
+/// reported and the others written; bad `--clip` and `--tiles` stop the run before any file.
+#[test]
+fn clahe_matches_the_library_and_refuses_bad_parameters() {
+    let dir = temp("clahe");
+    let (inp, out) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&inp).unwrap();
+    let images = [photo(64, 48, 1), photo(333, 257, 2)];
+    for (i, img) in images.iter().enumerate() {
+        cuimg::io::save(img, inp.join(format!("p{i}.png"))).unwrap();
+    }
+    cuimg::io::save(&photo(3, 3, 3), inp.join("tiny.png")).unwrap();
+    for (args, clahe, mode) in [
+        (vec![], cuimg::Clahe::default(), cuimg::EqualizeMode::Luma),
+        (vec!["--cpu"], cuimg::Clahe::default(), cuimg::EqualizeMode::Luma),
+        (
+            vec!["--per-channel", "--clip", "3", "--tiles", "4x3"],
+            cuimg::Clahe::new(3.0, (4, 3)).unwrap(),
+            cuimg::EqualizeMode::PerChannel,
+        ),
+    ] {
+        let _ = std::fs::remove_dir_all(&out);
+        let mut all = vec!["clahe", s(&inp), "-o", s(&out)];
+        all.extend(&args);
+        let o = cuimg(&all);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: the tiny image fails, the rest pass: {err}");
+        assert!(err.contains("tiny.png") && err.contains("do not fit a 3x3 image"), "{err}");
+        assert!(!out.join("tiny.png").exists());
+        for (i, img) in images.iter().enumerate() {
+            let got = cuimg::io::load_rgb(out.join(format!("p{i}.png"))).unwrap();
+            assert_eq!(got, cpu::clahe_color(&img.view(), clahe, mode).unwrap(), "{args:?} p{i}");
+        }
+    }
+    for (bad, says) in [
+        (["--tiles", "0x8"], "no tiles"),
+        (["--tiles", "8"], "COLUMNSxROWS"),
+        (["--clip", "-1"], "not a finite number above 0"),
+        (["--clip", "NaN"], "not a finite number above 0"),
+    ] {
+        let o = cuimg(&["clahe", s(&inp), "-o", s(&dir.join("bad")), bad[0], bad[1]]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&o).contains(says), "{bad:?}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

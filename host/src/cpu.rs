@@ -12,7 +12,7 @@
 //! assert!(gray.pixels().iter().all(|p| p.0 == [200]));
 //! ```
 
-pub use crate::ops::clahe::cpu::clahe;
+pub use crate::ops::clahe::cpu::{clahe, clahe_color};
 pub use crate::ops::equalize::cpu::{equalize, equalize_color};
 pub use crate::ops::gather::cpu::gather;
 pub use crate::ops::grayscale::cpu::{black_and_white, grayscale, grayscale_planar};

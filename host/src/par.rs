@@ -28,6 +28,8 @@ use rayon::prelude::*;
 use crate::cpu;
 use crate::error::Result;
 use crate::image::{Image, ImageView, Rect};
+use crate::ops::clahe::Clahe;
+use crate::ops::clahe::cpu::{apply_band, clahe_color_with, tile_lut, tiles};
 use crate::ops::equalize::EqualizeMode;
 use crate::ops::equalize::cpu::{channel_luts, shift_by_luma};
 use crate::ops::grayscale::GrayWeights;
@@ -102,6 +104,19 @@ pub fn histogram<P: Pixel>(src: &ImageView<'_, P>) -> Result<Histogram> {
             Ok(a)
         },
     )
+}
+
+/// [`cpu::clahe`] on all cores: the tiles' tables at once, then the bands of rows at once.
+pub fn clahe(src: &ImageView<'_, Gray8>, params: Clahe) -> Result<Image<Gray8>> {
+    let plan = params.plan(src.width(), src.height())?;
+    let grid: Vec<(u32, u32)> = tiles(params.tiles()).collect();
+    let luts: Vec<[u8; 256]> = grid.par_iter().map(|&t| tile_lut(src, &plan, t)).collect();
+    per_band(src, |top, band| apply_band(band, top, &luts, params.tiles(), &plan))
+}
+
+/// [`cpu::clahe_color`] on all cores.
+pub fn clahe_color<P: Color>(src: &ImageView<'_, P>, params: Clahe, mode: EqualizeMode) -> Result<Image<P>> {
+    clahe_color_with(src, params, mode, |gray| clahe(gray, params))
 }
 
 /// [`cpu::equalize`] on all cores.

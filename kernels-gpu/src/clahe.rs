@@ -1,13 +1,27 @@
 //! CLAHE, bit-exact with OpenCV's `createCLAHE(clip, grid).apply` on 8-bit gray images
 //! (`CLAHE_CalcLut_Body` and `CLAHE_Interpolation_Body` of modules/imgproc/src/clahe.cpp):
-//! a table per tile, then the bilinear apply. The host's CPU reference
-//! (`host/src/ops/clahe/cpu.rs`) is the same arithmetic, step for step.
+//! a table per tile, then the bilinear apply. Color images go through the same steps per
+//! channel or on luma. The host's CPU reference (`host/src/ops/clahe/cpu.rs`) is the same
+//! arithmetic, step for step.
+//!
+//! The tables: one tile's histogram would keep one block busy for the whole tile (an 8K
+//! image has 64 tiles for 132 SMs), so each tile is split over `gridDim.y` blocks that add
+//! their shares into a global histogram; the last one to finish (a counter per tile) clips,
+//! spreads, scans and writes the table.
 
-use crate::common::scan_256;
+use crate::common::{batch_image, scan_256};
 use crate::device::atomic;
 use crate::device::shared;
-use crate::device::thread::{block_idx_x, block_stride, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x};
-use cuimg_abi::clahe::{ClaheApply, ClaheLuts, reflect101};
+use crate::device::thread::{
+    block_idx_x, block_idx_y, block_idx_z, block_stride, grid_dim_y, grid_stride_x, grid_stride_y, lane_id,
+    sync_threads, thread_idx_x, warp_id,
+};
+use crate::device::vector;
+use cuimg_abi::DevPtr;
+use cuimg_abi::clahe::{
+    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheTables, ClaheTablesBatch, Geometry, LUMA,
+    TABLES_WARPS, reflect101,
+};
 
 /// OpenCV's `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped.
 #[inline(always)]
@@ -15,48 +29,174 @@ fn saturate_u8(v: f32) -> u8 {
     core::f32::math::round_ties_even(v).clamp(0.0, 255.0) as u8
 }
 
-/// One block of 256 threads per tile (`blockIdx.x`): the tile's histogram (shared-memory
-/// atomics), clipped at `clip` with the excess spread (`clipped / 256` to every bin, then
-/// one to each of bins `0, step, 2 step, ...`, `step = max(256 / residual, 1)`, until the
-/// residual is gone), an inclusive scan, and the table.
+/// One image as a tables block reads it.
+#[derive(Clone, Copy)]
+struct Img {
+    src: *const u8,
+    pitch: u64,
+    width: u32,
+    height: u32,
+}
+
+/// Where one set of tables goes: the tile histograms (zeroed), the per-tile counters
+/// (zeroed) and the tables.
+#[derive(Clone, Copy)]
+struct Set {
+    hist: *mut u32,
+    done: *mut u32,
+    luts: *mut u8,
+}
+
+impl Set {
+    /// Set number `k` of `tiles` tables each.
+    ///
+    /// # Safety
+    /// The buffers hold at least `k + 1` sets.
+    #[inline(always)]
+    unsafe fn nth(hist: *mut u32, done: *mut u32, luts: *mut u8, tiles: u32, k: u32) -> Set {
+        let t = (k * tiles) as usize;
+        // SAFETY: the caller's contract.
+        unsafe { Set { hist: hist.add(t * 256), done: done.add(t), luts: luts.add(t * 256) } }
+    }
+}
+
+/// The tables body: tile `blockIdx.x`, rows `blockIdx.y` of `gridDim.y` shares of it.
+/// `read(row, x)` is the value of pixel `x` of a row; `gray` allows the 16-pixel vector path
+/// (one byte per pixel, read directly).
 ///
 /// # Safety
-/// Rows `0..height` of `width` bytes are readable at `src` (pitch `pitch`); `luts` holds
-/// `256 * gridDim.x` bytes; `gridDim.x = tiles_x * tiles_y`; `tile_w * tile_h` fits in
-/// u32; blocks of exactly 256 threads; `LUTS_SHARED_BYTES` of shared memory.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn clahe_luts(p: ClaheLuts) {
-    let hist = shared::dynamic::<u32>();
-    // SAFETY: the shared allocation holds 257 u32: the bins, then the clipped count.
-    let clipped = unsafe { hist.add(256) };
+/// Rows `0..height` of `width` pixels are readable at `src` (pitch `pitch`) and `read`
+/// reads only pixel `x` of the row it gets; `set` holds `tiles_x * tiles_y` tables with
+/// `blockIdx.x` below that; blocks of `TABLES_BLOCK` threads with `TABLES_SHARED_BYTES`;
+/// the histograms and counters were zero when the launch began.
+#[inline(always)]
+unsafe fn tables(img: Img, g: Geometry, tiles_x: u32, set: Set, gray: bool, read: impl Fn(*const u8, u32) -> u32) {
+    let bins = shared::dynamic::<u32>();
     let t = thread_idx_x() as usize;
-    // SAFETY: t < 256; slot 256 exists. Every thread zeroes its bin before the barrier.
-    unsafe {
-        *hist.add(t) = 0;
-        if t == 0 {
+    for i in block_stride(TABLES_WARPS * 256) {
+        // SAFETY: i < the per-warp histograms' length.
+        unsafe { *bins.add(i as usize) = 0 };
+    }
+    sync_threads();
+    let tile = block_idx_x();
+    // At least 1 (the host's checks), said so that the division cannot panic.
+    let tiles_x = tiles_x.max(1);
+    let (x0, y0) = ((tile % tiles_x) * g.tile_w, (tile / tiles_x) * g.tile_h);
+    let share = g.tile_h.div_ceil(grid_dim_y());
+    let r0 = (block_idx_y() * share).min(g.tile_h);
+    let r1 = (r0 + share).min(g.tile_h);
+    // SAFETY: warp_id < TABLES_WARPS: this warp's histogram.
+    let mine = unsafe { bins.add(warp_id() as usize * 256) };
+    let lane = lane_id();
+    // The tile lies inside the image's columns (no reflection), in whole aligned vectors.
+    let inside = x0 as u64 + g.tile_w as u64 <= img.width as u64;
+    let vectors = gray
+        && inside
+        && (img.src as u64 + x0 as u64).is_multiple_of(16)
+        && img.pitch.is_multiple_of(16)
+        && g.tile_w.is_multiple_of(16);
+    // A run of equal bytes is added once (a constant region would otherwise make every lane
+    // of a warp hit one counter).
+    let (mut run_v, mut run_n) = (0u32, 0u32);
+    let mut r = r0 + warp_id();
+    while r < r1 {
+        let y = reflect101(y0 + r, img.height) as u64;
+        // SAFETY: y < height.
+        let row = unsafe { img.src.add((y * img.pitch) as usize) };
+        if vectors {
+            // SAFETY: x0 + tile_w <= width.
+            let at = unsafe { row.add(x0 as usize) };
+            let mut k = lane;
+            while k < g.tile_w / 16 {
+                // SAFETY: 16-byte aligned (checked above); 16k + 15 < tile_w: inside the row.
+                let v = unsafe { vector::load(at, k as u64) };
+                let b = v.byte(0);
+                let splat = b * 0x0101_0101;
+                if v.0 == [splat; 4] {
+                    if b != run_v {
+                        if run_n != 0 {
+                            // SAFETY: run_v < 256.
+                            unsafe { atomic::add_u32(mine.add(run_v as usize), run_n) };
+                        }
+                        (run_v, run_n) = (b, 0);
+                    }
+                    run_n += 16;
+                } else {
+                    for i in 0..16 {
+                        // SAFETY: each byte < 256.
+                        unsafe { atomic::add_u32(mine.add(v.byte(i) as usize), 1) };
+                    }
+                }
+                k += 32;
+            }
+        } else {
+            let mut dx = lane;
+            while dx < g.tile_w {
+                let x = if inside { x0 + dx } else { reflect101(x0 + dx, img.width) };
+                // SAFETY: x < width; `read` returns a byte value.
+                unsafe { atomic::add_u32(mine.add(read(row, x) as usize), 1) };
+                dx += 32;
+            }
+        }
+        r += TABLES_WARPS;
+    }
+    if run_n != 0 {
+        // SAFETY: run_v < 256.
+        unsafe { atomic::add_u32(mine.add(run_v as usize), run_n) };
+    }
+    sync_threads();
+    let mut h = 0;
+    for w in 0..TABLES_WARPS as usize {
+        // SAFETY: bin t of warp w's histogram; the barrier ordered every count.
+        h += unsafe { *bins.add(w * 256 + t) };
+    }
+    // SAFETY: tile < tiles: this tile's global histogram and counter.
+    let (hist, done) = unsafe { (set.hist.add(tile as usize * 256), set.done.add(tile as usize)) };
+    if h != 0 {
+        // SAFETY: bin t of the tile's histogram.
+        unsafe { atomic::add_u32(hist.add(t), h) };
+    }
+    // Every thread's addition is visible GPU-wide before the block counts itself done.
+    atomic::fence();
+    sync_threads();
+    // SAFETY: the two words after the per-warp histograms.
+    let (last, clipped) = unsafe { (bins.add(TABLES_WARPS as usize * 256), bins.add(TABLES_WARPS as usize * 256 + 1)) };
+    if t == 0 {
+        // SAFETY: the tile's counter; shared `last` and `clipped` are this block's.
+        unsafe {
+            *last = (atomic::fetch_add_acq_rel_u32(done, 1) == grid_dim_y() - 1) as u32;
             *clipped = 0;
         }
     }
     sync_threads();
-    let tile = block_idx_x();
-    let (x0, y0) = ((tile % p.tiles_x) * p.tile_w, (tile / p.tiles_x) * p.tile_h);
-    let src = p.src.ptr();
-    for i in block_stride(p.tile_w * p.tile_h) {
-        let (dx, dy) = (i as u32 % p.tile_w, i as u32 / p.tile_w);
-        let x = reflect101(x0 + dx, p.width) as u64;
-        let y = reflect101(y0 + dy, p.height) as u64;
-        // SAFETY: reflect101 maps into 0..width and 0..height, which the contract covers.
-        let v = unsafe { *src.add((y * p.pitch + x) as usize) };
-        // SAFETY: v < 256: a bin of the shared histogram.
-        unsafe { atomic::add_u32(hist.add(v as usize), 1) };
+    // SAFETY: written before the barrier. Block-uniform: the whole block leaves or stays.
+    if unsafe { *last } == 0 {
+        return;
     }
-    sync_threads();
-    // SAFETY: t < 256; the barrier ordered every count.
-    let mut h = unsafe { *hist.add(t) };
-    if h > p.clip {
+    // The other blocks' additions happened before their counts, which this block's count
+    // came after.
+    atomic::fence();
+    // SAFETY: bin t of the tile's histogram, complete now.
+    let h = unsafe { atomic::load_u32(hist.add(t)) };
+    // SAFETY: the first 256 shared words are free (read before the barriers above) and
+    // `clipped` was zeroed before the last barrier; the tile's table holds 256 bytes.
+    unsafe { finish(bins, clipped, t, h, g, set.luts.add(tile as usize * 256)) };
+}
+
+/// The tile's table from its histogram (`h`: bin `t`): clipped at `clip` with the excess
+/// spread (`clipped / 256` to every bin, then one to each of bins `0, step, 2 step, ...`,
+/// `step = max(256 / residual, 1)`, until the residual is gone), an inclusive scan, and
+/// `saturate(sum * lut_scale)`.
+///
+/// # Safety
+/// Every thread of a block of 256 calls this; `buf` has 256 free shared u32; `clipped` is
+/// a shared u32, zero, written before the caller's last barrier; `lut` holds 256 bytes.
+#[inline(always)]
+unsafe fn finish(buf: *mut u32, clipped: *mut u32, t: usize, mut h: u32, g: Geometry, lut: *mut u8) {
+    if h > g.clip {
         // SAFETY: the shared clipped count.
-        unsafe { atomic::add_u32(clipped, h - p.clip) };
-        h = p.clip;
+        unsafe { atomic::add_u32(clipped, h - g.clip) };
+        h = g.clip;
     }
     sync_threads();
     // SAFETY: the barrier ordered every addition to it.
@@ -72,51 +212,251 @@ pub unsafe extern "ptx-kernel" fn clahe_luts(p: ClaheLuts) {
             h += 1;
         }
     }
-    // SAFETY: t < 256; every read of the bins happened before the barrier above.
-    unsafe { *hist.add(t) = h };
-    // SAFETY: 256 shared u32, every thread of the block here (the scan's first barrier
-    // orders the writes just above).
-    unsafe { scan_256(hist, t) };
-    // SAFETY: the barrier ordered the scan; the sum of a tile fits in i32 (the host checks).
-    let sum = unsafe { *hist.add(t) } as i32;
-    // SAFETY: tile * 256 + t < 256 * gridDim.x.
-    unsafe { *p.luts.ptr().add(tile as usize * 256 + t) = saturate_u8(sum as f32 * p.lut_scale) };
+    // SAFETY: t < 256; nothing reads these slots before the scan's first barrier.
+    unsafe { *buf.add(t) = h };
+    // SAFETY: 256 shared u32, every thread of the block here.
+    unsafe { scan_256(buf, t) };
+    // SAFETY: the barrier ordered the scan; the sum of a tile fits in i32 (Geometry::new).
+    let sum = unsafe { *buf.add(t) } as i32;
+    // SAFETY: t < 256.
+    unsafe { *lut.add(t) = saturate_u8(sum as f32 * g.lut_scale) };
 }
 
-abi!(cuimg_abi::clahe::ClaheLutsKernel, clahe_luts);
+/// The tables of one image, gray or color: set `blockIdx.z` from channel `mode + z`, or
+/// from the luma (`mode` = `LUMA`, one set).
+///
+/// # Safety
+/// `tables`' contract for the image, the source (every channel offset below `channels`,
+/// `mode + gridDim.z <= channels` unless `LUMA`), and `gridDim.z` sets of buffers.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_tables(p: ClaheTables) {
+    let img = Img { src: p.src.ptr(), pitch: p.pitch, width: p.width, height: p.height };
+    let tiles = p.tiles.x * p.tiles.y;
+    let z = block_idx_z();
+    // SAFETY: gridDim.z sets.
+    let set = unsafe { Set::nth(p.hist.ptr(), p.done.ptr(), p.luts.ptr(), tiles, z) };
+    let s = p.source;
+    let ch = s.channels as usize;
+    // SAFETY (all three): the forwarded contract; `read` stays inside pixel x.
+    if ch == 1 {
+        unsafe { tables(img, p.geometry, p.tiles.x, set, true, |row, x| *row.add(x as usize) as u32) }
+    } else if s.mode == LUMA {
+        let [r, g, b] = s.rgb.map(|c| c as usize);
+        unsafe {
+            tables(img, p.geometry, p.tiles.x, set, false, |row, x| {
+                let px = row.add(x as usize * ch);
+                s.weights.luma(*px.add(r) as u32, *px.add(g) as u32, *px.add(b) as u32)
+            })
+        }
+    } else {
+        let c = (s.mode + z) as usize;
+        unsafe { tables(img, p.geometry, p.tiles.x, set, false, |row, x| *row.add(x as usize * ch + c) as u32) }
+    }
+}
 
-/// Each pixel through the four nearest tiles' tables, weighted as OpenCV does (in f32, in
-/// its order of operations; the PTX keeps every multiply and add rounded on its own).
+abi!(cuimg_abi::clahe::ClaheTablesKernel, clahe_tables);
+
+/// The tables of a gray batch: image `blockIdx.z`, its geometry worked out here.
+///
+/// # Safety
+/// `src` holds `gridDim.z` entries of packed gray images, each valid for `Geometry::new`
+/// with `tiles`; the buffers hold `gridDim.z` sets of `tiles.x * tiles.y` tables;
+/// `tables`' launch shape.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_tables_batch(p: ClaheTablesBatch) {
+    // SAFETY: the launch contract.
+    let (src, width, height) = unsafe { batch_image(p.src) };
+    let Some(g) = Geometry::new(width as u32, height as u32, p.tiles.x, p.tiles.y, p.tiles.clip_limit) else {
+        // Never taken: the host checks every image. Block-uniform.
+        return;
+    };
+    let img = Img { src, pitch: width, width: width as u32, height: height as u32 };
+    // SAFETY: gridDim.z sets.
+    let set = unsafe { Set::nth(p.hist.ptr(), p.done.ptr(), p.luts.ptr(), p.tiles.x * p.tiles.y, block_idx_z()) };
+    // SAFETY: the forwarded contract.
+    unsafe { tables(img, g, p.tiles.x, set, true, |row, x| *row.add(x as usize) as u32) }
+}
+
+abi!(cuimg_abi::clahe::ClaheTablesBatchKernel, clahe_tables_batch);
+
+/// The four tiles around a pixel and their weights, as OpenCV's `CLAHE_Interpolation_Body`
+/// works them out.
+struct Bilinear {
+    r1: usize,
+    r2: usize,
+    c1: usize,
+    c2: usize,
+    xa: f32,
+    xa1: f32,
+    ya: f32,
+    ya1: f32,
+}
+
+impl Bilinear {
+    /// The bilinear value of `v` through one set of tables, in OpenCV's f32 order of
+    /// operations (the PTX keeps every multiply and add rounded on its own).
+    ///
+    /// # Safety
+    /// `luts` holds `256 * tiles_x * tiles_y` bytes; `v < 256`.
+    #[inline(always)]
+    unsafe fn at(&self, luts: *const u8, v: usize) -> f32 {
+        // SAFETY: every tile index < tiles_x * tiles_y, v < 256.
+        let l = |tile: usize| unsafe { *luts.add(tile * 256 + v) } as f32;
+        let Bilinear { r1, r2, c1, c2, xa, xa1, ya, ya1 } = *self;
+        (l(r1 + c1) * xa1 + l(r1 + c2) * xa) * ya1 + (l(r2 + c1) * xa1 + l(r2 + c2) * xa) * ya
+    }
+}
+
+/// The rows part of [`Bilinear`] for row `y`: `(r1, r2, ya, ya1)`.
+#[inline(always)]
+fn rows(y: u64, g: &Geometry, tiles: (u32, u32)) -> (usize, usize, f32, f32) {
+    let (tx, ty) = (tiles.0 as i32, tiles.1 as i32);
+    let tyf = y as f32 * g.inv_th - 0.5f32;
+    let t1 = core::f32::math::floor(tyf) as i32;
+    let ya = tyf - t1 as f32;
+    (t1.max(0) as usize * tx as usize, (t1 + 1).min(ty - 1) as usize * tx as usize, ya, 1.0f32 - ya)
+}
+
+/// [`Bilinear`] for column `x` of a row whose [`rows`] are `r`.
+#[inline(always)]
+fn bilinear(x: u64, r: (usize, usize, f32, f32), g: &Geometry, tiles_x: u32) -> Bilinear {
+    let txf = x as f32 * g.inv_tw - 0.5f32;
+    let c1 = core::f32::math::floor(txf) as i32;
+    let xa = txf - c1 as f32;
+    let (c2, c1) = ((c1 + 1).min(tiles_x as i32 - 1) as usize, c1.max(0) as usize);
+    Bilinear { r1: r.0, r2: r.1, c1, c2, xa, xa1: 1.0f32 - xa, ya: r.2, ya1: r.3 }
+}
+
+/// A gray image through its tables, [`APPLY_PIXELS`] consecutive pixels of a row per
+/// thread (x over `ceil(width / APPLY_PIXELS)` groups).
 ///
 /// # Safety
 /// Rows `0..height` of `width` bytes are readable at `src` (pitch `s_pitch`) and writable at
-/// `dst` (pitch `d_pitch`); `luts` holds `256 * tiles_x * tiles_y` bytes; 2-D launch.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn clahe_apply(p: ClaheApply) {
+/// `dst` (pitch `d_pitch`); `luts` holds `256 * tiles_x * tiles_y` bytes; `geometry` is
+/// the image's; 2-D launch.
+#[inline(always)]
+unsafe fn apply_gray(p: ClaheApply) {
+    const N: u64 = APPLY_PIXELS;
     let (src, dst, luts) = (p.src.ptr(), p.dst.ptr(), p.luts.ptr());
-    let (tx, ty) = (p.tiles_x as i32, p.tiles_y as i32);
+    let tiles = (p.tiles_x, p.tiles_y);
+    let g = &p.geometry;
+    let aligned = (p.src.addr() | p.dst.addr() | p.s_pitch | p.d_pitch).is_multiple_of(N);
     for y in grid_stride_y(p.height) {
-        let tyf = y as f32 * p.inv_th - 0.5f32;
-        let t1 = core::f32::math::floor(tyf) as i32;
-        let ya = tyf - t1 as f32;
-        let ya1 = 1.0f32 - ya;
-        let r1 = t1.max(0) as usize * tx as usize;
-        let r2 = (t1 + 1).min(ty - 1) as usize * tx as usize;
-        for x in grid_stride_x(p.width) {
-            let txf = x as f32 * p.inv_tw - 0.5f32;
-            let c1 = core::f32::math::floor(txf) as i32;
-            let xa = txf - c1 as f32;
-            let xa1 = 1.0f32 - xa;
-            let (c2, c1) = ((c1 + 1).min(tx - 1) as usize, c1.max(0) as usize);
-            // SAFETY: pixel (x, y) is inside the source.
-            let v = unsafe { *src.add((y * p.s_pitch + x) as usize) } as usize;
-            // SAFETY: every tile index < tiles_x * tiles_y, v < 256.
-            let l = |tile: usize| unsafe { *luts.add(tile * 256 + v) } as f32;
-            let res = (l(r1 + c1) * xa1 + l(r1 + c2) * xa) * ya1 + (l(r2 + c1) * xa1 + l(r2 + c2) * xa) * ya;
-            // SAFETY: pixel (x, y) is inside the destination.
-            unsafe { *dst.add((y * p.d_pitch + x) as usize) = saturate_u8(res) };
+        let r = rows(y, g, tiles);
+        // SAFETY: row y of both images.
+        let (s_row, d_row) = unsafe { (src.add((y * p.s_pitch) as usize), dst.add((y * p.d_pitch) as usize)) };
+        for k in grid_stride_x(p.width.div_ceil(N)) {
+            let x0 = k * N;
+            if aligned && x0 + N <= p.width {
+                // SAFETY: N-byte aligned, x0 + N <= width: inside both rows.
+                let v = unsafe { *(s_row.add(x0 as usize) as *const u64) };
+                let mut out = 0u64;
+                for i in 0..N {
+                    let b = bilinear(x0 + i, r, g, p.tiles_x);
+                    // SAFETY: the tables; a byte value.
+                    let o = unsafe { b.at(luts, (v >> (8 * i) & 0xff) as usize) };
+                    out |= (saturate_u8(o) as u64) << (8 * i);
+                }
+                // SAFETY: as for the load.
+                unsafe { *(d_row.add(x0 as usize) as *mut u64) = out };
+            } else {
+                for x in x0..(x0 + N).min(p.width) {
+                    let b = bilinear(x, r, g, p.tiles_x);
+                    // SAFETY: x < width: inside both rows; the tables.
+                    unsafe {
+                        let v = *s_row.add(x as usize) as usize;
+                        *d_row.add(x as usize) = saturate_u8(b.at(luts, v));
+                    }
+                }
+            }
         }
     }
 }
 
+/// A gray image through its tables; see [`apply_gray`].
+///
+/// # Safety
+/// As for [`apply_gray`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_apply(p: ClaheApply) {
+    // SAFETY: forwarded contract.
+    unsafe { apply_gray(p) }
+}
+
 abi!(cuimg_abi::clahe::ClaheApplyKernel, clahe_apply);
+
+/// A color image: per channel (bytes 0, 1, 2 through sets 0, 1, 2) or on luma (`out =
+/// clamp(in + clahe(y) - y)`, set 0); a fourth byte (alpha) copied.
+///
+/// # Safety
+/// As for [`apply_gray`] with rows of `width * channels` bytes, `channels` 3 or 4, `rgb`
+/// offsets below 3, and 3 sets of tables per channel (1 on luma).
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_apply_color(p: ClaheApplyColor) {
+    let ClaheApplyColor { image: i, source: s } = p;
+    let (src, dst, luts) = (i.src.ptr(), i.dst.ptr(), i.luts.ptr());
+    let ch = s.channels as u64;
+    let set = (i.tiles_x * i.tiles_y) as usize * 256;
+    let [r, g, b] = s.rgb.map(|c| c as usize);
+    let tiles = (i.tiles_x, i.tiles_y);
+    for y in grid_stride_y(i.height) {
+        let rw = rows(y, &i.geometry, tiles);
+        for x in grid_stride_x(i.width) {
+            let bl = bilinear(x, rw, &i.geometry, i.tiles_x);
+            // SAFETY: the contract: pixel (x, y)'s bytes in both images; the tables' sets.
+            unsafe {
+                let (sp, dp) = (src.add((y * i.s_pitch + x * ch) as usize), dst.add((y * i.d_pitch + x * ch) as usize));
+                if s.mode == LUMA {
+                    let (vr, vg, vb) = (*sp.add(r) as i32, *sp.add(g) as i32, *sp.add(b) as i32);
+                    let l = s.weights.luma(vr as u32, vg as u32, vb as u32);
+                    let delta = saturate_u8(bl.at(luts, l as usize)) as i32 - l as i32;
+                    *dp.add(r) = (vr + delta).clamp(0, 255) as u8;
+                    *dp.add(g) = (vg + delta).clamp(0, 255) as u8;
+                    *dp.add(b) = (vb + delta).clamp(0, 255) as u8;
+                } else {
+                    for c in 0..3 {
+                        *dp.add(c) = saturate_u8(bl.at(luts.add(c * set), *sp.add(c) as usize));
+                    }
+                }
+                if ch == 4 {
+                    *dp.add(3) = *sp.add(3);
+                }
+            }
+        }
+    }
+}
+
+abi!(cuimg_abi::clahe::ClaheApplyColorKernel, clahe_apply_color);
+
+/// A gray batch: image `blockIdx.z` through its tables, its geometry worked out here.
+///
+/// # Safety
+/// `src` and `dst` hold `gridDim.z` entries of equal sizes, each valid for
+/// `Geometry::new` with `tiles`; `luts` holds `gridDim.z` sets of `tiles.x * tiles.y`
+/// tables; 2-D over x and y.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_apply_batch(p: ClaheApplyBatch) {
+    // SAFETY: the launch contract.
+    let ((src, width, height), (dst, ..)) = unsafe { (batch_image(p.src), batch_image(p.dst)) };
+    let Some(g) = Geometry::new(width as u32, height as u32, p.tiles.x, p.tiles.y, p.tiles.clip_limit) else {
+        return;
+    };
+    let set = (p.tiles.x * p.tiles.y) as u64 * 256 * block_idx_z() as u64;
+    let one = ClaheApply {
+        src: DevPtr::new(src as u64),
+        s_pitch: width,
+        dst: cuimg_abi::DevPtrMut::new(dst as u64),
+        d_pitch: width,
+        width,
+        height,
+        tiles_x: p.tiles.x,
+        tiles_y: p.tiles.y,
+        geometry: g,
+        _pad: 0,
+        luts: p.luts.offset(set),
+    };
+    // SAFETY: one image of the batch, its own tables.
+    unsafe { apply_gray(one) }
+}
+
+abi!(cuimg_abi::clahe::ClaheApplyBatchKernel, clahe_apply_batch);

@@ -96,6 +96,8 @@ pub fn run() -> Result {
     for e in entries.flatten() {
         copy(&e.path(), &dir.join("images").join(e.file_name()))?;
     }
+    // OpenCV's CPU CLAHE, timed by Python on the GPU machine (which has OpenCV, not Rust).
+    copy(&root().join("host/benches/clahe_opencv.py"), &dir.join("bench/clahe_opencv.py"))?;
     copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;
     Command::new("chmod").arg("+x").arg(dir.join("run.sh")).status().map_err(|e| e.to_string())?;
     let size: u64 = walk(&dir);

@@ -1,16 +1,69 @@
-//! CLAHE on the device: the tile tables (one block per tile), then the bilinear apply, on
-//! one stream with nothing copied back in between.
+//! CLAHE on the device: the tile tables (each tile split over several blocks, the last one
+//! writing the table), then the bilinear apply, on one stream with nothing copied back in
+//! between. Gray images, color images (per channel or on luma) and gray batches.
 
 use cudarc::driver::LaunchConfig;
-use cuimg_abi::clahe::{ClaheApply, ClaheApplyKernel, ClaheLuts, ClaheLutsKernel, LUTS_BLOCK, LUTS_SHARED_BYTES};
+use cuimg_abi::clahe::{
+    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyBatchKernel, ClaheApplyColor, ClaheApplyColorKernel,
+    ClaheApplyKernel, ClaheSource, ClaheTables, ClaheTablesBatch, ClaheTablesBatchKernel, ClaheTablesKernel, Geometry,
+    LUMA, TABLES_BLOCK, TABLES_SHARED_BYTES,
+};
+use cuimg_abi::{BLOCK, DevPtr, DevPtrMut};
 
 use super::Clahe;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
-use crate::pixel::Gray8;
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, Gpu, Stream};
+use crate::ops::equalize::EqualizeMode;
+use crate::ops::grayscale::GrayWeights;
+use crate::pixel::{Color, Gray8, Pixel};
+use crate::runtime::{AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceView, DeviceViewMut, Gpu, Stream};
+
+/// What the tables kernel reads of a gray image.
+fn gray_source() -> Result<ClaheSource> {
+    Ok(ClaheSource { channels: 1, mode: 0, rgb: [0; 3], weights: GrayWeights::Bt601.fixed()? })
+}
+
+/// The grid of a tables launch: one column of blocks per tile, enough blocks per tile that
+/// all of them fill the GPU once (at most one per row of the tallest tile), `sets` deep.
+fn tables_grid(resident: u32, tiles: u32, tile_h: u32, sets: u32) -> LaunchConfig {
+    let splits = resident.div_ceil(tiles.saturating_mul(sets)).clamp(1, tile_h.clamp(1, 65535));
+    LaunchConfig {
+        grid_dim: (tiles, splits, sets),
+        block_dim: (TABLES_BLOCK, 1, 1),
+        shared_mem_bytes: TABLES_SHARED_BYTES,
+    }
+}
+
+/// `gridDim.x` of a tables launch is the number of tiles, and the kernels index tiles in u32.
+fn tile_count(params: &Clahe) -> Result<u32> {
+    let (tx, ty) = params.tiles();
+    let n = tx as u64 * ty as u64;
+    if n > i32::MAX as u64 {
+        return Err(Error::InvalidParameter {
+            what: "CLAHE tile grid".into(),
+            why: format!("{tx}x{ty} is {n} tiles; at most {} fit one launch", i32::MAX),
+        });
+    }
+    Ok(n as u32)
+}
+
+/// The device scratch of one CLAHE call: `sets` sets of tile histograms and counters,
+/// zeroed on the stream, and of tables.
+struct Work {
+    hist: crate::runtime::Tracked<u32>,
+    luts: crate::runtime::Tracked<u8>,
+    bins: usize,
+}
 
 impl Stream {
+    fn clahe_work(&self, tiles: u32, sets: usize) -> Result<Work> {
+        let bins = sets * tiles as usize * 256;
+        let mut hist = self.alloc_overwritten::<u32>(bins + sets * tiles as usize)?;
+        self.raw.memset_zeros(hist.write(&self.raw)?.slice())?;
+        let luts = self.alloc_overwritten::<u8>(bins)?;
+        Ok(Work { hist, luts, bins })
+    }
+
     /// CLAHE of a gray image into `dst` (same size; either may be a region), bit-exact with
     /// OpenCV's `createCLAHE(clip_limit, tiles).apply` and with [`crate::cpu::clahe`].
     ///
@@ -34,55 +87,183 @@ impl Stream {
     ) -> Result<()> {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
         self.check_pair("CLAHE", &src, &dst)?;
-        let plan = params.plan(src.width(), src.height())?;
-        let (tx, ty) = plan.tiles;
-        let tiles = tx * ty;
-        let mut luts = self.alloc_overwritten::<u8>(tiles as usize * 256)?;
-        let mut luts = luts.write(&self.raw)?;
+        let g = params.plan(src.width(), src.height())?;
+        self.queue_clahe(&src, &mut dst, params, g, gray_source()?, 1)
+    }
+
+    /// CLAHE of a color image, per channel or on its BT.601 luma as `mode` says (alpha
+    /// kept), bit-exact with [`crate::cpu::clahe_color`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// use cuimg::{Clahe, EqualizeMode, Image, Rgb8};
+    /// let img = Image::from_fn(90, 60, |x, y| Rgb8([x as u8, (y * 2) as u8, 120]));
+    /// let stream = gpu.stream()?;
+    /// let src = stream.upload(&img.view())?;
+    /// let mut dst = stream.alloc::<Rgb8>(90, 60)?;
+    /// let p = Clahe::new(3.0, (4, 4))?;
+    /// stream.clahe_color(&src, &mut dst, p, EqualizeMode::Luma)?;
+    /// assert_eq!(stream.download(&dst)?, cuimg::cpu::clahe_color(&img.view(), p, EqualizeMode::Luma)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn clahe_color<P: Color>(
+        &self,
+        src: &impl AsDeviceView<P>,
+        dst: &mut impl AsDeviceViewMut<P>,
+        params: Clahe,
+        mode: EqualizeMode,
+    ) -> Result<()> {
+        let (src, mut dst) = (src.device_view(), dst.device_view_mut());
+        self.check_pair("CLAHE", &src, &dst)?;
+        let g = params.plan(src.width(), src.height())?;
+        // The kernels take alpha, where there is one, as the fourth byte.
+        debug_assert!(P::ALPHA.is_none_or(|a| a == 3));
+        let weights = GrayWeights::Bt601.fixed()?;
+        let rgb = P::RGB.map(|c| c as u32);
+        let (source, sets) = match mode {
+            EqualizeMode::PerChannel => (ClaheSource { channels: P::CHANNELS as u32, mode: 0, rgb, weights }, 3),
+            EqualizeMode::Luma => (ClaheSource { channels: P::CHANNELS as u32, mode: LUMA, rgb, weights }, 1),
+        };
+        self.queue_clahe(&src, &mut dst, params, g, source, sets)
+    }
+
+    /// The tables (`sets` of them: one per channel read, from channel `source.mode` on, or
+    /// the luma's), then the apply, for checked views of one image.
+    fn queue_clahe<P: Pixel>(
+        &self,
+        src: &DeviceView<'_, P>,
+        dst: &mut DeviceViewMut<'_, P>,
+        params: Clahe,
+        g: Geometry,
+        source: ClaheSource,
+        sets: u32,
+    ) -> Result<()> {
+        let tiles = tile_count(&params)?;
+        let mut work = self.clahe_work(tiles, sets as usize)?;
+        let mut hist = work.hist.write(&self.raw)?;
+        let mut luts = work.luts.write(&self.raw)?;
         let (sl, dl) = (src.layout(), dst.layout());
         let (s, _read) = src.ptr(&self.raw)?;
         let (d, _write) = dst.ptr_mut(&self.raw)?;
-        let l = luts.ptr();
-        let params = ClaheLuts {
+        let (h, l) = (hist.ptr(), luts.ptr());
+        let tables = ClaheTables {
             src: s,
             pitch: sl.pitch,
             width: sl.width,
             height: sl.height,
-            tiles_x: tx,
-            tile_w: plan.tile.0,
-            tile_h: plan.tile.1,
-            clip: plan.clip,
-            lut_scale: plan.lut_scale,
+            source,
+            tiles: params.abi(),
+            geometry: g,
             _pad: 0,
+            hist: h,
+            done: DevPtrMut::new(h.addr() + work.bins as u64 * 4),
             luts: l,
         };
-        let cfg = LaunchConfig {
-            grid_dim: (tiles, 1, 1),
-            block_dim: (LUTS_BLOCK, 1, 1),
-            shared_mem_bytes: LUTS_SHARED_BYTES,
-        };
-        // SAFETY: pixels (x < width, y < height) at s + y*pitch + x lie in the source; `l`
-        // holds 256 bytes per tile, one block per tile of 256 threads with the shared memory
-        // the kernel documents; a tile's area fits in i32 (`Clahe::plan`).
-        unsafe { self.launch::<ClaheLutsKernel>(cfg, params) }?;
-        let (width, height) = (sl.width as u64, sl.height as u64);
-        let params = ClaheApply {
+        let resident = self.resident_blocks::<ClaheTablesKernel>(TABLES_SHARED_BYTES)?;
+        let cfg = tables_grid(resident, tiles, g.tile_h, sets);
+        // SAFETY: pixels (x < width, y < height) at s + y*pitch + x*channels lie in the
+        // source, every channel the source names is below `channels`; `h` holds `sets`
+        // zeroed sets of histograms and counters (memset above, on this stream) and `l`
+        // `sets` sets of tables; one column of blocks per tile, blocks and shared memory as
+        // the kernel documents; `g` is this image's geometry (`Clahe::plan`).
+        unsafe { self.launch::<ClaheTablesKernel>(cfg, tables) }?;
+        let image = ClaheApply {
             src: s,
             s_pitch: sl.pitch,
             dst: d,
             d_pitch: dl.pitch,
-            width,
-            height,
-            tiles_x: tx,
-            tiles_y: ty,
-            inv_tw: 1.0f32 / plan.tile.0 as f32,
-            inv_th: 1.0f32 / plan.tile.1 as f32,
+            width: sl.width as u64,
+            height: sl.height as u64,
+            tiles_x: params.tiles().0,
+            tiles_y: params.tiles().1,
+            geometry: g,
+            _pad: 0,
             luts: l.as_const(),
         };
-        let cfg = self.planar::<ClaheApplyKernel>(width, height, 0)?;
-        // SAFETY: both views hold width x height pixels at their pitches; the tables were
-        // written by the launch before, on this stream.
-        unsafe { self.launch::<ClaheApplyKernel>(cfg, params) }
+        if P::CHANNELS == 1 {
+            let cfg = self.planar::<ClaheApplyKernel>(image.width.div_ceil(APPLY_PIXELS), image.height, 0)?;
+            // SAFETY: both views hold width x height pixels at their pitches; the tables were
+            // written by the launch before, on this stream.
+            unsafe { self.launch::<ClaheApplyKernel>(cfg, image) }
+        } else {
+            let cfg = self.planar::<ClaheApplyColorKernel>(image.width, image.height, 0)?;
+            // SAFETY: as above, with `channels` bytes per pixel (3 or 4, alpha fourth) and
+            // `sets` sets of tables (3 per channel, 1 on luma, as the kernel reads them).
+            unsafe { self.launch::<ClaheApplyColorKernel>(cfg, ClaheApplyColor { image, source }) }
+        }
+    }
+
+    /// CLAHE of every image of a gray batch (sizes may differ), each on its own tiles:
+    /// one tables launch and one apply launch for the whole batch.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// use cuimg::{Clahe, Gray8, Image};
+    /// let images = [Image::from_fn(64, 40, |x, y| Gray8([(x + y) as u8])), Image::filled(9, 17, 30)];
+    /// let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+    /// let stream = gpu.stream()?;
+    /// let src = stream.upload_batch(&views)?;
+    /// let mut dst = stream.alloc_batch::<Gray8>(&src.sizes())?;
+    /// let p = Clahe::new(2.0, (4, 4))?;
+    /// stream.clahe_batch(&src, &mut dst, p)?;
+    /// let out = stream.download_batch(&dst)?;
+    /// assert_eq!(out[0], cuimg::cpu::clahe(&views[0], p)?);
+    /// assert_eq!(out[1], cuimg::cpu::clahe(&views[1], p)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn clahe_batch(&self, src: &DeviceBatch<Gray8>, dst: &mut DeviceBatch<Gray8>, params: Clahe) -> Result<()> {
+        self.check_batch_pair("CLAHE", src, dst)?;
+        let tiles = tile_count(&params)?;
+        // Every image's geometry is checked here; the kernels work it out again with the
+        // same function.
+        let mut tallest = 1;
+        for (w, h) in src.sizes() {
+            tallest = tallest.max(params.plan(w, h)?.tile_h);
+        }
+        let mut work = self.clahe_work(tiles, src.len())?;
+        let mut hist = work.hist.write(&self.raw)?;
+        let mut luts = work.luts.write(&self.raw)?;
+        let (h, l) = (hist.ptr(), luts.ptr());
+        let done = h.addr() + work.bins as u64 * 4;
+        let from = src.read(&self.raw)?;
+        let to_table = dst.table.read(&self.raw)?;
+        let _to = dst.buf.write(&self.raw)?;
+        let resident = self.resident_blocks::<ClaheTablesBatchKernel>(TABLES_SHARED_BYTES)?;
+        let set = tiles as u64 * 256;
+        for chunk in Chunk::all(src.len()) {
+            let first = chunk.start as u64 * set;
+            let params = ClaheTablesBatch {
+                src: chunk.table(from.table.ptr()),
+                tiles: params.abi(),
+                hist: h.offset(first * 4),
+                done: DevPtrMut::new(done + chunk.start as u64 * tiles as u64 * 4),
+                luts: l.offset(first),
+            };
+            let cfg = tables_grid(resident, tiles, tallest, chunk.count);
+            // SAFETY: the table holds `count` entries pointing at packed gray images inside
+            // the guarded allocation, each checked by `Clahe::plan` above; the buffers hold
+            // a zeroed set (histograms, counters) and a set of tables per image of the chunk;
+            // blocks and shared memory as the kernel documents.
+            unsafe { self.launch::<ClaheTablesBatchKernel>(cfg, params) }?;
+        }
+        for chunk in Chunk::all(src.len()) {
+            let params = ClaheApplyBatch {
+                src: chunk.table(from.table.ptr()),
+                dst: chunk.table(to_table.ptr()),
+                tiles: params.abi(),
+                luts: DevPtr::new(l.addr() + chunk.start as u64 * set),
+            };
+            let (w, h) = src.max_extent();
+            let per_image = (w.div_ceil(APPLY_PIXELS), h);
+            let cfg = self.batch_config::<ClaheApplyBatchKernel>(per_image, (32, BLOCK / 32), chunk.count, 0)?;
+            // SAFETY: as above for the sources, and the destination table's entries (equal
+            // sizes, checked) for the outputs; each image's tables were written by the
+            // launch before, on this stream.
+            unsafe { self.launch::<ClaheApplyBatchKernel>(cfg, params) }?;
+        }
+        Ok(())
     }
 }
 
@@ -105,5 +286,25 @@ impl Gpu {
         let mut d_dst = s.alloc_for_output::<Gray8>(src.width(), src.height())?;
         s.clahe(&d_src.view(), &mut d_dst.view_mut(), params)?;
         s.download(&d_dst)
+    }
+
+    /// Blocking CLAHE of a color host image; see [`Stream::clahe_color`].
+    pub fn clahe_color<P: Color>(&self, src: &ImageView<'_, P>, params: Clahe, mode: EqualizeMode) -> Result<Image<P>> {
+        params.plan(src.width(), src.height())?;
+        let s = self.blocking_stream();
+        let d_src = s.upload(src)?;
+        let mut d_dst = s.alloc_for_output::<P>(src.width(), src.height())?;
+        s.clahe_color(&d_src.view(), &mut d_dst.view_mut(), params, mode)?;
+        s.download(&d_dst)
+    }
+
+    /// Blocking CLAHE of many gray host images, each on its own tiles; see
+    /// [`Stream::clahe_batch`].
+    pub fn clahe_batch(&self, images: &[ImageView<'_, Gray8>], params: Clahe) -> Result<Vec<Image<Gray8>>> {
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<Gray8>(&src.sizes())?;
+        s.clahe_batch(&src, &mut dst, params)?;
+        s.download_batch(&dst)
     }
 }

@@ -5,12 +5,19 @@
 //! tables, bilinearly. An image whose size is not a multiple of the grid is extended by
 //! reflection (OpenCV's `BORDER_REFLECT_101`) for the tables only.
 //!
-//! The CPU reference is `cpu.rs` (re-exported as [`crate::cpu::clahe`]); the launches
-//! ([`Stream::clahe`](crate::Stream::clahe), [`Gpu::clahe`](crate::Gpu::clahe)) are
-//! `gpu.rs`, the kernels `kernels-gpu/src/clahe.rs`.
+//! Color images go through it per channel or on their luma ([`EqualizeMode`](crate::EqualizeMode)),
+//! as equalization does.
+//!
+//! The CPU reference is `cpu.rs` (re-exported as [`crate::cpu::clahe`] and
+//! [`crate::cpu::clahe_color`]); the launches ([`Stream::clahe`](crate::Stream::clahe),
+//! [`Stream::clahe_color`](crate::Stream::clahe_color), [`Stream::clahe_batch`](crate::Stream::clahe_batch)
+//! and the blocking forms on [`Gpu`](crate::Gpu)) are `gpu.rs`, the kernels
+//! `kernels-gpu/src/clahe.rs`, their parameters `abi/src/clahe.rs`.
 
 pub(crate) mod cpu;
 mod gpu;
+
+use cuimg_abi::clahe::{Geometry, Tiles};
 
 use crate::error::{Error, Result};
 
@@ -62,10 +69,11 @@ impl Clahe {
         self.tiles
     }
 
-    /// The geometry for a `width` x `height` image: the tile size (over the image extended
-    /// to a multiple of the grid) and the clip limit in pixels per bin. A grid with more
-    /// columns or rows than the image has pixels is an error.
-    pub(crate) fn plan(&self, width: u32, height: u32) -> Result<Plan> {
+    /// The geometry for a `width` x `height` image (`cuimg_abi::clahe::Geometry`, which the
+    /// batch kernels work out again on the device): the tile size over the image extended to
+    /// a multiple of the grid, and the clip limit in pixels per bin. A grid with more columns
+    /// or rows than the image has pixels is an error.
+    pub(crate) fn plan(&self, width: u32, height: u32) -> Result<Geometry> {
         crate::validate::non_empty(width, height)?;
         let (tx, ty) = self.tiles;
         if tx > width || ty > height {
@@ -74,32 +82,15 @@ impl Clahe {
                 why: format!("{tx}x{ty} tiles do not fit a {width}x{height} image (at most one tile per pixel)"),
             });
         }
-        // OpenCV extends only when either side is not a multiple of the grid, and then both
-        // sides by `tiles - size % tiles`: a side that is a multiple gains a whole tile.
-        let tile = if width.is_multiple_of(tx) && height.is_multiple_of(ty) {
-            (width / tx, height / ty)
-        } else {
-            ((width + tx - width % tx) / tx, (height + ty - height % ty) / ty)
-        };
-        let area = tile.0 as u64 * tile.1 as u64;
-        if area > i32::MAX as u64 {
-            return Err(Error::TooLarge { what: "a CLAHE tile".into(), size: area, limit: i32::MAX as u64 });
-        }
-        // OpenCV: `static_cast<int>(clipLimit * tileSizeTotal / histSize)`, at least 1.
-        let clip = ((self.clip_limit * area as f64 / 256.0) as i64).clamp(1, i32::MAX as i64) as u32;
-        // OpenCV: `static_cast<float>(histSize - 1) / tileSizeTotal`, in f32.
-        let lut_scale = 255.0f32 / area as i32 as f32;
-        Ok(Plan { tiles: self.tiles, tile, clip, lut_scale })
+        Geometry::new(width, height, tx, ty, self.clip_limit).ok_or_else(|| Error::TooLarge {
+            what: format!("a CLAHE tile of a {width}x{height} image on a {tx}x{ty} grid"),
+            size: width as u64 * height as u64 / (tx as u64 * ty as u64),
+            limit: i32::MAX as u64,
+        })
     }
-}
 
-/// What [`Clahe::plan`] works out for one image size.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Plan {
-    pub tiles: (u32, u32),
-    /// Width and height of a tile, over the extended image.
-    pub tile: (u32, u32),
-    /// The most a bin may hold.
-    pub clip: u32,
-    pub lut_scale: f32,
+    /// What the kernels take: the grid and the clip limit.
+    pub(crate) fn abi(&self) -> Tiles {
+        Tiles { x: self.tiles.0, y: self.tiles.1, clip_limit: self.clip_limit }
+    }
 }
