@@ -7,7 +7,6 @@
 //! (or `gpu-bundle/bench/clahe` on a GPU machine without Rust).
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use cuimg::{Clahe, DeviceImage, Gpu, Gray8, GrayWeights, Image, cpu};
 use rand::rngs::SmallRng;
@@ -16,22 +15,9 @@ use rayon::prelude::*;
 use serde_json::json;
 
 mod common;
-use common::{median, time_gpu};
+use common::{ROTATION_BYTES, copy_ceiling, time_cpu, time_gpu};
 
-/// Bytes of input + output across the rotation sets: twice the largest L2 of current GPUs.
-const ROTATION_BYTES: u64 = 256 << 20;
 const BATCH: usize = 64;
-
-fn time_cpu<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let a = Instant::now();
-            std::hint::black_box(f());
-            a.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    median(&mut t)
-}
 
 /// The photo's luma tiled to `w` x `h`, starting at `(dx, dy)` in it (so that the images
 /// of a batch differ).
@@ -67,13 +53,7 @@ fn main() {
     let rgb = cuimg::io::load_rgb(images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
     let photo = cpu::grayscale(&rgb.view(), GrayWeights::Bt601).unwrap();
 
-    let copy_bytes: usize = 1 << 30;
-    let a = s.alloc_slice::<u8>(copy_bytes).unwrap();
-    let mut b = s.alloc_slice::<u8>(copy_bytes).unwrap();
-    let (copy_ms, _) = time_gpu(&s, 3, 20, |_| s.copy_slice(&a, &mut b));
-    let copy_gbps = 2.0 * copy_bytes as f64 / (copy_ms * 1e-3) / 1e9;
-    println!("copy bandwidth: {copy_gbps:.0} GB/s (1 GiB device-to-device, read + write, median of 20)");
-    drop((a, b));
+    let copy_gbps = copy_ceiling(&s);
 
     let mut rows = Vec::new();
     // One 8K image, three kinds of data, two grids.

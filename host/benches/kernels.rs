@@ -23,11 +23,9 @@ use rayon::prelude::*;
 use serde_json::{Value, json};
 
 mod common;
-use common::{median, time_gpu};
+use common::{ROTATION_BYTES, copy_ceiling, time_cpu, time_gpu};
 
 const SIZES: [(u32, u32, &str); 3] = [(1920, 1080, "1080p"), (3840, 2160, "4K"), (7680, 4320, "8K")];
-/// Bytes of input + output across the rotation sets: twice the largest L2 of current GPUs.
-const ROTATION_BYTES: u64 = 256 << 20;
 
 struct Opts {
     quick: bool,
@@ -66,18 +64,6 @@ fn opts() -> Opts {
         o.images = dir.into();
     }
     o
-}
-
-/// Median milliseconds of `runs` host-timed calls.
-fn time_cpu<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let a = Instant::now();
-            std::hint::black_box(f());
-            a.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    median(&mut t)
 }
 
 // ---------- rayon baselines (same results as cuimg::cpu, every core) ----------
@@ -247,13 +233,7 @@ fn main() {
     }
 
     // 1. The ceiling: a large device-to-device copy.
-    let copy_bytes: usize = 1 << 30;
-    let a = s.alloc_slice::<u8>(copy_bytes).unwrap();
-    let mut b = s.alloc_slice::<u8>(copy_bytes).unwrap();
-    let (copy_ms, _) = time_gpu(&s, 3, 20, |_| s.copy_slice(&a, &mut b));
-    let copy_gbps = 2.0 * copy_bytes as f64 / (copy_ms * 1e-3) / 1e9;
-    println!("copy bandwidth: {copy_gbps:.0} GB/s (1 GiB device-to-device, read + write, median of 20)");
-    drop((a, b));
+    let copy_gbps = copy_ceiling(&s);
 
     let mut rows: Vec<Row> = Vec::new();
     let sizes: Vec<_> = if o.quick { SIZES[2..].to_vec() } else { SIZES.to_vec() };

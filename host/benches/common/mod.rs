@@ -34,3 +34,31 @@ pub fn time_gpu(s: &Stream, warm: usize, runs: usize, mut f: impl FnMut(usize) -
     let min = t.iter().cloned().fold(f64::MAX, f64::min);
     (median(&mut t), min)
 }
+
+/// Bytes of input + output across the rotation sets of a GPU case: twice the largest L2 of
+/// current GPUs, so timed runs measure memory, not cache.
+pub const ROTATION_BYTES: u64 = 256 << 20;
+
+/// Median milliseconds of `runs` host-timed calls.
+pub fn time_cpu<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let a = Instant::now();
+            std::hint::black_box(f());
+            a.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(&mut t)
+}
+
+/// The ceiling every benchmark compares against: GB/s (read + written) of a 1 GiB
+/// device-to-device copy, median of 20 after warm-up; printed too.
+pub fn copy_ceiling(s: &Stream) -> f64 {
+    let bytes: usize = 1 << 30;
+    let a = s.alloc_slice::<u8>(bytes).unwrap();
+    let mut b = s.alloc_slice::<u8>(bytes).unwrap();
+    let (ms, _) = time_gpu(s, 3, 20, |_| s.copy_slice(&a, &mut b));
+    let gbps = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
+    println!("copy bandwidth: {gbps:.0} GB/s (1 GiB device-to-device, read + write, median of 20)");
+    gbps
+}
