@@ -202,3 +202,58 @@ kernels! {
     /// The bilinear apply of a gray batch; as the gray apply per image, `gridDim.z` images.
     ClaheApplyBatchKernel = clahe_apply_batch(ClaheApplyBatch);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The geometry as OpenCV's `CLAHE_Impl::apply` writes it, in wide integers, for the
+    /// cases where it is defined.
+    fn opencv(w: u64, h: u64, tx: u64, ty: u64) -> (u64, u64) {
+        if w % tx == 0 && h % ty == 0 { (w / tx, h / ty) } else { ((w + tx - w % tx) / tx, (h + ty - h % ty) / ty) }
+    }
+
+    #[test]
+    fn geometry_is_opencvs() {
+        for w in 1..40u32 {
+            for h in [1u32, 2, 7, 33] {
+                for tx in 1..=w.min(9) {
+                    for ty in 1..=h.min(5) {
+                        let g = Geometry::new(w, h, tx, ty, 2.0).expect("valid");
+                        let (tw, th) = opencv(w as u64, h as u64, tx as u64, ty as u64);
+                        assert_eq!((g.tile_w as u64, g.tile_h as u64), (tw, th), "{w}x{h} on {tx}x{ty}");
+                        let area = tw * th;
+                        assert_eq!(g.clip as u64, ((2.0 * area as f64 / 256.0) as u64).max(1));
+                        assert_eq!(g.lut_scale, 255.0f32 / area as f32);
+                        assert_eq!((g.inv_tw, g.inv_th), (1.0 / tw as f32, 1.0 / th as f32));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn geometry_refuses_what_the_kernels_cannot_address() {
+        // No pixels, no tiles, more tiles than pixels.
+        assert!(Geometry::new(0, 5, 1, 1, 2.0).is_none());
+        assert!(Geometry::new(5, 5, 0, 1, 2.0).is_none());
+        assert!(Geometry::new(5, 5, 6, 1, 2.0).is_none());
+        assert!(Geometry::new(5, 5, 1, 6, 2.0).is_none());
+        // A tile of more than i32::MAX pixels.
+        assert!(Geometry::new(65536, 65536, 1, 1, 2.0).is_none());
+        assert!(Geometry::new(65536, 32768, 1, 1, 2.0).is_none());
+        assert!(Geometry::new(65535, 32768, 1, 1, 2.0).is_some());
+        // An extension past u32::MAX: refused, not wrapped.
+        assert!(Geometry::new(u32::MAX, 3, 2, 2, 2.0).is_none());
+        // Clip limits: huge ones saturate, tiny ones give at least 1.
+        assert_eq!(Geometry::new(64, 64, 1, 1, 1e300).unwrap().clip, i32::MAX as u32);
+        assert_eq!(Geometry::new(64, 64, 1, 1, 1e-9).unwrap().clip, 1);
+    }
+
+    #[test]
+    fn reflect101_mirrors_like_opencv() {
+        assert_eq!([0, 1, 2, 3, 4, 5, 6, 7].map(|i| reflect101(i, 3)), [0, 1, 2, 1, 0, 1, 2, 1]);
+        assert_eq!(reflect101(5, 1), 0);
+        assert_eq!(reflect101(4, 4), 2);
+    }
+}
