@@ -210,7 +210,7 @@ mod tests {
     /// The geometry as OpenCV's `CLAHE_Impl::apply` writes it, in wide integers, for the
     /// cases where it is defined.
     fn opencv(w: u64, h: u64, tx: u64, ty: u64) -> (u64, u64) {
-        if w % tx == 0 && h % ty == 0 { (w / tx, h / ty) } else { ((w + tx - w % tx) / tx, (h + ty - h % ty) / ty) }
+        if w.is_multiple_of(tx) && h.is_multiple_of(ty) { (w / tx, h / ty) } else { ((w + tx - w % tx) / tx, (h + ty - h % ty) / ty) }
     }
 
     #[test]
