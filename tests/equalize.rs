@@ -1,6 +1,6 @@
 //! Equalization on the device: GPU against the CPU reference, and both against OpenCV.
 
-use cuimg::{Bgra8, Color, EqualizeMode, Gray8, Image, Rect, Rgb8, Rgba8, cpu};
+use cuimg::{Bgr8, Bgra8, Color, EqualizeMode, Gray8, Image, Rect, Rgb8, Rgba8, cpu};
 use cuimg_tests::{
     SIZES, assert_same, color_photos, fnv1a, golden, gray_photo, poisoned, random, skewed, splitmix_bytes, stream,
     tiled,
@@ -80,6 +80,8 @@ fn color_matches_cpu<P: Color>(seed: u64) {
 #[test]
 fn color_matches_cpu_rgb() {
     color_matches_cpu::<Rgb8>(23);
+    // The contiguous kernels take the weights in byte order: BGR must not read as RGB.
+    color_matches_cpu::<Bgr8>(27);
 }
 
 #[test]

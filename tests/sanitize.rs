@@ -72,6 +72,36 @@ fn grayscale_kernels() {
     }
 }
 
+/// Grayscale with its histogram in one pass (the fused kernels' shared bins, vector stores,
+/// scalar tails), and the two-launch path for regions.
+#[test]
+fn grayscale_histogram_kernels() {
+    let Some(s) = stream() else { return };
+    let mut hist = s.alloc_histogram(1).unwrap();
+    for (w, h) in [(1, 1), (17, 3), (33, 9), LOOPING] {
+        let rgb = random::<Rgb8>(w, h, 31);
+        let rgba = skewed::<Bgra8>(w, h, 32);
+        let (d3, d4) = (s.upload(&rgb.view()).unwrap(), s.upload(&rgba.view()).unwrap());
+        let mut out = poisoned::<Gray8>(&s, w, h);
+        s.grayscale_histogram(&d3, &mut out, &mut hist, GrayWeights::Bt601).unwrap();
+        let (g, c) = cpu::grayscale_histogram(&rgb.view(), GrayWeights::Bt601).unwrap();
+        assert_same(&s.download(&out).unwrap(), &g, "fused RGB");
+        assert_eq!(s.download_histogram(&hist).unwrap(), c, "fused RGB histogram");
+        s.grayscale_histogram(&d4, &mut out, &mut hist, GrayWeights::Bt709).unwrap();
+        let (g, c) = cpu::grayscale_histogram(&rgba.view(), GrayWeights::Bt709).unwrap();
+        assert_same(&s.download(&out).unwrap(), &g, "fused BGRA");
+        assert_eq!(s.download_histogram(&hist).unwrap(), c, "fused BGRA histogram");
+        if w > 2 {
+            let r = Rect::new(1, 0, w - 2, h);
+            let mut part = poisoned::<Gray8>(&s, w - 2, h);
+            s.grayscale_histogram(&d3.roi(r).unwrap(), &mut part, &mut hist, GrayWeights::Bt601).unwrap();
+            let (g, c) = cpu::grayscale_histogram(&rgb.roi(r).unwrap(), GrayWeights::Bt601).unwrap();
+            assert_same(&s.download(&part).unwrap(), &g, "fused region");
+            assert_eq!(s.download_histogram(&hist).unwrap(), c, "fused region histogram");
+        }
+    }
+}
+
 #[test]
 fn histogram_and_lut_kernels() {
     let Some(s) = stream() else { return };

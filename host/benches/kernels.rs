@@ -228,7 +228,7 @@ fn main() {
     );
     let photo = cuimg::io::load_rgb(o.images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
     if o.profile || o.sweep {
-        sweep(&s, o.profile);
+        sweep(&s, &photo, o.profile);
         return;
     }
 
@@ -297,6 +297,62 @@ fn main() {
                     image_crate_ms: image_t,
                     same_size_copy_gbps: 0.0,
                 });
+            }
+
+            // Grayscale and its histogram: one fused pass (3n read, n written) against the
+            // two launches in a row (3n read, n written, n read again).
+            {
+                let sets = sets_for(4 * n);
+                let ins = rotation(&s, &rgb, sets);
+                let mut outs: Vec<DeviceImage<Gray8>> = (0..sets).map(|_| s.alloc::<Gray8>(w, h).unwrap()).collect();
+                let mut bins = s.alloc_histogram(1).unwrap();
+                let fused = time_gpu(&s, warm, runs, |i| {
+                    s.grayscale_histogram(&ins[i % sets], &mut outs[i % sets], &mut bins, GrayWeights::Bt601)
+                });
+                let (want_gray, want_hist) = cpu::grayscale_histogram(&rgb.view(), GrayWeights::Bt601).unwrap();
+                assert_eq!(s.download_histogram(&bins).unwrap(), want_hist, "fused histogram {size} {dn}");
+                let last = (runs + warm - 1) % sets;
+                assert_eq!(s.download(&outs[last]).unwrap(), want_gray, "fused gray {size} {dn}");
+                let unfused = time_gpu(&s, warm, runs, |i| {
+                    s.grayscale(&ins[i % sets], &mut outs[i % sets], GrayWeights::Bt601)?;
+                    s.histogram(&outs[i % sets], &mut bins)
+                });
+                // Color equalization on luma: the luma histogram (the fused kernel without the
+                // gray writes), the table, the apply; the source read twice, written once.
+                let mut eq: Vec<DeviceImage<Rgb8>> = (0..sets).map(|_| s.alloc::<Rgb8>(w, h).unwrap()).collect();
+                let luma = time_gpu(&s, warm, runs, |i| {
+                    s.equalize_color(&ins[i % sets], &mut eq[i % sets], cuimg::EqualizeMode::Luma)
+                });
+                let want = cpu::equalize_color(&rgb.view(), cuimg::EqualizeMode::Luma).unwrap();
+                assert_eq!(s.download(&eq[last]).unwrap(), want, "equalize RGB8 luma {size} {dn}");
+                rows.push(Row {
+                    op: "equalize RGB8 luma",
+                    size,
+                    megapixels: mp,
+                    data: dn,
+                    gpu_ms: luma.0,
+                    gpu_min_ms: luma.1,
+                    bytes: 9 * n,
+                    cpu_serial_ms: None,
+                    cpu_rayon_ms: None,
+                    image_crate_ms: None,
+                    same_size_copy_gbps: 0.0,
+                });
+                for (op, (med, min)) in [("grayscale+histogram fused", fused), ("grayscale then histogram", unfused)] {
+                    rows.push(Row {
+                        op,
+                        size,
+                        megapixels: mp,
+                        data: dn,
+                        gpu_ms: med,
+                        gpu_min_ms: min,
+                        bytes: 4 * n,
+                        cpu_serial_ms: None,
+                        cpu_rayon_ms: None,
+                        image_crate_ms: None,
+                        same_size_copy_gbps: 0.0,
+                    });
+                }
             }
 
             // Histogram (gray), LUT apply (gray), equalize (gray, end to end on the device).
@@ -435,7 +491,7 @@ fn main() {
 
 /// `--sweep`: the 8K kernels under each tuning knob, for choosing defaults; `--profile`:
 /// one launch of each at 8K, for `ncu`.
-fn sweep(s: &Stream, profile: bool) {
+fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
     use cuimg::bench::{GRAY_HISTOGRAM, GRID_WAVES};
     use std::sync::atomic::Ordering::Relaxed;
     let (w, h) = (7680, 4320);
@@ -505,6 +561,28 @@ fn sweep(s: &Stream, profile: bool) {
         );
     }
     GRID_WAVES.store(1, Relaxed);
+
+    // Gray equalization, the table in the histogram's last block or in a kernel of its own,
+    // alternated three times on the bench's rotation of inputs (so that L2 does not hold
+    // them), in microseconds.
+    println!("equalize 8K, one launch (table in the histogram's last block) / two (table kernel), us:");
+    let cases = [("random", gray), ("photo", make::<Gray8>(Data::Photo, w, h, photo, 5)), ("constant", constant)];
+    for (name, img) in &cases {
+        let srcs = rotation(s, img, sets_for(2 * n));
+        let mut outs = rotation(s, img, srcs.len());
+        let mut line = format!("{name:<10}");
+        for round in 0..3 {
+            for one in [1u32, 0] {
+                cuimg::bench::EQUALIZE_ONE_LAUNCH.store(one, Relaxed);
+                let k = srcs.len();
+                let t = time_gpu(s, 3, 30, |i| s.equalize(&srcs[i % k], &mut outs[i % k])).0;
+                line +=
+                    &format!(" {}{:>7.1}", if one == 1 { if round == 0 { "" } else { " |" } } else { " /" }, t * 1e3);
+            }
+        }
+        println!("{line}");
+    }
+    cuimg::bench::EQUALIZE_ONE_LAUNCH.store(1, Relaxed);
 }
 
 fn end_to_end(gpu: &Gpu, s: &Stream, photo: &Image<Rgb8>) -> BTreeMap<&'static str, f64> {
@@ -609,6 +687,8 @@ fn color(op: &str) -> RGBColor {
         "equalize" => RGBColor(44, 160, 44),
         "LUT apply" => RGBColor(214, 39, 40),
         "gather f32 identity" => RGBColor(148, 103, 189),
+        "grayscale+histogram fused" => RGBColor(23, 190, 207),
+        "grayscale then histogram" => RGBColor(158, 218, 229),
         _ => RGBColor(140, 86, 75),
     }
 }

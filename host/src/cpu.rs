@@ -16,5 +16,6 @@ pub use crate::ops::clahe::cpu::{clahe, clahe_color};
 pub use crate::ops::equalize::cpu::{equalize, equalize_color};
 pub use crate::ops::gather::cpu::gather;
 pub use crate::ops::grayscale::cpu::{black_and_white, grayscale, grayscale_planar};
+pub use crate::ops::grayscale_histogram::cpu::grayscale_histogram;
 pub use crate::ops::histogram::cpu::histogram;
 pub use crate::ops::lut::cpu::{apply_lut, apply_luts};

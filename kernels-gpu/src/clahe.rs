@@ -156,26 +156,17 @@ unsafe fn tables(img: Img, g: Geometry, tiles_x: u32, set: Set, gray: bool, read
         // SAFETY: bin t of the tile's histogram.
         unsafe { atomic::add_u32(hist.add(t), h) };
     }
-    // Every thread's addition is visible GPU-wide before the block counts itself done.
-    atomic::fence();
-    sync_threads();
     // SAFETY: the two words after the per-warp histograms.
     let (last, clipped) = unsafe { (bins.add(TABLES_WARPS as usize * 256), bins.add(TABLES_WARPS as usize * 256 + 1)) };
     if t == 0 {
-        // SAFETY: the tile's counter; shared `last` and `clipped` are this block's.
-        unsafe {
-            *last = (atomic::fetch_add_acq_rel_u32(done, 1) == grid_dim_y() - 1) as u32;
-            *clipped = 0;
-        }
+        // SAFETY: this block's shared word, read by `finish` after barriers.
+        unsafe { *clipped = 0 };
     }
-    sync_threads();
-    // SAFETY: written before the barrier. Block-uniform: the whole block leaves or stays.
-    if unsafe { *last } == 0 {
+    // SAFETY: every thread is here (block-uniform); the tile's counter, which only this
+    // launch's blocks of the tile touch (zeroed before it); `last` is this block's.
+    if !unsafe { atomic::last_block_done(done, grid_dim_y(), last) } {
         return;
     }
-    // The other blocks' additions happened before their counts, which this block's count
-    // came after.
-    atomic::fence();
     // SAFETY: bin t of the tile's histogram, complete now.
     let h = unsafe { atomic::load_u32(hist.add(t)) };
     // SAFETY: the first 256 shared words are free (read before the barriers above) and
@@ -279,56 +270,82 @@ pub unsafe extern "ptx-kernel" fn clahe_tables_batch(p: ClaheTablesBatch) {
 
 abi!(cuimg_abi::clahe::ClaheTablesBatchKernel, clahe_tables_batch);
 
-/// The four tiles around a pixel and their weights, as OpenCV's `CLAHE_Interpolation_Body`
-/// works them out.
-struct Bilinear {
+/// The tile rows above and below a pixel row (as offsets of their first table: tile index
+/// times 256) and their weights, as OpenCV's `CLAHE_Interpolation_Body` works them out.
+#[derive(Clone, Copy)]
+struct Row {
     r1: usize,
     r2: usize,
-    c1: usize,
-    c2: usize,
-    xa: f32,
-    xa1: f32,
     ya: f32,
     ya1: f32,
 }
 
-impl Bilinear {
-    /// The bilinear value of `v` through one set of tables, in OpenCV's f32 order of
-    /// operations (the PTX keeps every multiply and add rounded on its own).
-    ///
-    /// # Safety
-    /// `luts` holds `256 * tiles_x * tiles_y` bytes; `v < 256`.
+impl Row {
     #[inline(always)]
-    unsafe fn at(&self, luts: *const u8, v: usize) -> f32 {
-        // SAFETY: every tile index < tiles_x * tiles_y, v < 256.
-        let l = |tile: usize| unsafe { *luts.add(tile * 256 + v) } as f32;
-        let Bilinear { r1, r2, c1, c2, xa, xa1, ya, ya1 } = *self;
-        (l(r1 + c1) * xa1 + l(r1 + c2) * xa) * ya1 + (l(r2 + c1) * xa1 + l(r2 + c2) * xa) * ya
+    fn new(y: u64, g: &Geometry, tiles: (u32, u32)) -> Row {
+        let (tx, ty) = (tiles.0 as i32, tiles.1 as i32);
+        let tyf = y as f32 * g.inv_th - 0.5f32;
+        let t1 = core::f32::math::floor(tyf) as i32;
+        let ya = tyf - t1 as f32;
+        let r1 = t1.max(0) as usize * tx as usize * 256;
+        let r2 = (t1 + 1).min(ty - 1) as usize * tx as usize * 256;
+        Row { r1, r2, ya, ya1: 1.0f32 - ya }
     }
 }
 
-/// The rows part of [`Bilinear`] for row `y`: `(r1, r2, ya, ya1)`.
-#[inline(always)]
-fn rows(y: u64, g: &Geometry, tiles: (u32, u32)) -> (usize, usize, f32, f32) {
-    let (tx, ty) = (tiles.0 as i32, tiles.1 as i32);
-    let tyf = y as f32 * g.inv_th - 0.5f32;
-    let t1 = core::f32::math::floor(tyf) as i32;
-    let ya = tyf - t1 as f32;
-    (t1.max(0) as usize * tx as usize, (t1 + 1).min(ty - 1) as usize * tx as usize, ya, 1.0f32 - ya)
+/// The tile columns left and right of a pixel column (times 256) and their weights.
+#[derive(Clone, Copy)]
+struct Col {
+    c1: usize,
+    c2: usize,
+    xa: f32,
+    xa1: f32,
 }
 
-/// [`Bilinear`] for column `x` of a row whose [`rows`] are `r`.
+impl Col {
+    #[inline(always)]
+    fn new(x: u64, g: &Geometry, tiles_x: u32) -> Col {
+        let txf = x as f32 * g.inv_tw - 0.5f32;
+        let c1 = core::f32::math::floor(txf) as i32;
+        let xa = txf - c1 as f32;
+        let c2 = (c1 + 1).min(tiles_x as i32 - 1) as usize * 256;
+        Col { c1: c1.max(0) as usize * 256, c2, xa, xa1: 1.0f32 - xa }
+    }
+}
+
+/// `v` (a byte) as f32 with one integer OR and one add (exact: `2^23 + v` is representable)
+/// instead of a conversion, which runs at a quarter of the rate: with four table values per
+/// pixel, conversions bounded the apply.
 #[inline(always)]
-fn bilinear(x: u64, r: (usize, usize, f32, f32), g: &Geometry, tiles_x: u32) -> Bilinear {
-    let txf = x as f32 * g.inv_tw - 0.5f32;
-    let c1 = core::f32::math::floor(txf) as i32;
-    let xa = txf - c1 as f32;
-    let (c2, c1) = ((c1 + 1).min(tiles_x as i32 - 1) as usize, c1.max(0) as usize);
-    Bilinear { r1: r.0, r2: r.1, c1, c2, xa, xa1: 1.0f32 - xa, ya: r.2, ya1: r.3 }
+fn byte_f32(v: u8) -> f32 {
+    f32::from_bits(0x4B00_0000 | v as u32) - 8_388_608.0f32
+}
+
+/// [`saturate_u8`] for the apply's values, which are never below 0 nor far above 255 (a
+/// weighted mean of bytes, weights in [0, 1]): adding `2^23` rounds to an integer, to
+/// nearest with ties to even as `rint` does, and the integer is the low bits. No conversion
+/// instructions (see [`byte_f32`]).
+#[inline(always)]
+fn round_u8(v: f32) -> u8 {
+    let r = (v.max(0.0f32) + 8_388_608.0f32).to_bits() - 0x4B00_0000;
+    r.min(255) as u8
+}
+
+/// The bilinear value of `v` through one set of tables at `luts`, in OpenCV's f32 order of
+/// operations (the PTX keeps every multiply and add rounded on its own).
+///
+/// # Safety
+/// `luts` holds the tables `r` and `c` index; `v < 256`.
+#[inline(always)]
+unsafe fn bilinear(luts: *const u8, r: &Row, c: &Col, v: usize) -> f32 {
+    // SAFETY: the caller's contract.
+    let l = |at: usize| byte_f32(unsafe { *luts.add(at + v) });
+    (l(r.r1 + c.c1) * c.xa1 + l(r.r1 + c.c2) * c.xa) * r.ya1 + (l(r.r2 + c.c1) * c.xa1 + l(r.r2 + c.c2) * c.xa) * r.ya
 }
 
 /// A gray image through its tables, [`APPLY_PIXELS`] consecutive pixels of a row per
-/// thread (x over `ceil(width / APPLY_PIXELS)` groups).
+/// thread (x over `ceil(width / APPLY_PIXELS)` groups). Columns outside, rows inside: a
+/// thread's column weights are worked out once for every row it visits.
 ///
 /// # Safety
 /// Rows `0..height` of `width` bytes are readable at `src` (pitch `s_pitch`) and writable at
@@ -341,31 +358,35 @@ unsafe fn apply_gray(p: ClaheApply) {
     let tiles = (p.tiles_x, p.tiles_y);
     let g = &p.geometry;
     let aligned = (p.src.addr() | p.dst.addr() | p.s_pitch | p.d_pitch).is_multiple_of(N);
-    for y in grid_stride_y(p.height) {
-        let r = rows(y, g, tiles);
-        // SAFETY: row y of both images.
-        let (s_row, d_row) = unsafe { (src.add((y * p.s_pitch) as usize), dst.add((y * p.d_pitch) as usize)) };
-        for k in grid_stride_x(p.width.div_ceil(N)) {
-            let x0 = k * N;
-            if aligned && x0 + N <= p.width {
-                // SAFETY: N-byte aligned, x0 + N <= width: inside both rows.
-                let v = unsafe { *(s_row.add(x0 as usize) as *const u64) };
+    for k in grid_stride_x(p.width.div_ceil(N)) {
+        let x0 = k * N;
+        if aligned && x0 + N <= p.width {
+            let cols: [Col; N as usize] = core::array::from_fn(|i| Col::new(x0 + i as u64, g, p.tiles_x));
+            for y in grid_stride_y(p.height) {
+                let r = Row::new(y, g, tiles);
+                // SAFETY: N-byte aligned, x0 + N <= width: inside row y of both images.
+                let (s, d) =
+                    unsafe { (src.add((y * p.s_pitch + x0) as usize), dst.add((y * p.d_pitch + x0) as usize)) };
+                // SAFETY: as above.
+                let v = unsafe { *(s as *const u64) };
                 let mut out = 0u64;
-                for i in 0..N {
-                    let b = bilinear(x0 + i, r, g, p.tiles_x);
+                for (i, c) in cols.iter().enumerate() {
                     // SAFETY: the tables; a byte value.
-                    let o = unsafe { b.at(luts, (v >> (8 * i) & 0xff) as usize) };
-                    out |= (saturate_u8(o) as u64) << (8 * i);
+                    let o = unsafe { bilinear(luts, &r, c, (v >> (8 * i) & 0xff) as usize) };
+                    out |= (round_u8(o) as u64) << (8 * i);
                 }
                 // SAFETY: as for the load.
-                unsafe { *(d_row.add(x0 as usize) as *mut u64) = out };
-            } else {
+                unsafe { *(d as *mut u64) = out };
+            }
+        } else {
+            for y in grid_stride_y(p.height) {
+                let r = Row::new(y, g, tiles);
                 for x in x0..(x0 + N).min(p.width) {
-                    let b = bilinear(x, r, g, p.tiles_x);
-                    // SAFETY: x < width: inside both rows; the tables.
+                    let c = Col::new(x, g, p.tiles_x);
+                    // SAFETY: x < width, y < height: inside both images; the tables.
                     unsafe {
-                        let v = *s_row.add(x as usize) as usize;
-                        *d_row.add(x as usize) = saturate_u8(b.at(luts, v));
+                        let v = *src.add((y * p.s_pitch + x) as usize) as usize;
+                        *dst.add((y * p.d_pitch + x) as usize) = round_u8(bilinear(luts, &r, &c, v));
                     }
                 }
             }
@@ -399,23 +420,23 @@ pub unsafe extern "ptx-kernel" fn clahe_apply_color(p: ClaheApplyColor) {
     let set = (i.tiles_x * i.tiles_y) as usize * 256;
     let [r, g, b] = s.rgb.map(|c| c as usize);
     let tiles = (i.tiles_x, i.tiles_y);
-    for y in grid_stride_y(i.height) {
-        let rw = rows(y, &i.geometry, tiles);
-        for x in grid_stride_x(i.width) {
-            let bl = bilinear(x, rw, &i.geometry, i.tiles_x);
+    for x in grid_stride_x(i.width) {
+        let c = Col::new(x, &i.geometry, i.tiles_x);
+        for y in grid_stride_y(i.height) {
+            let rw = Row::new(y, &i.geometry, tiles);
             // SAFETY: the contract: pixel (x, y)'s bytes in both images; the tables' sets.
             unsafe {
                 let (sp, dp) = (src.add((y * i.s_pitch + x * ch) as usize), dst.add((y * i.d_pitch + x * ch) as usize));
                 if s.mode == LUMA {
                     let (vr, vg, vb) = (*sp.add(r) as i32, *sp.add(g) as i32, *sp.add(b) as i32);
                     let l = s.weights.luma(vr as u32, vg as u32, vb as u32);
-                    let delta = saturate_u8(bl.at(luts, l as usize)) as i32 - l as i32;
+                    let delta = round_u8(bilinear(luts, &rw, &c, l as usize)) as i32 - l as i32;
                     *dp.add(r) = (vr + delta).clamp(0, 255) as u8;
                     *dp.add(g) = (vg + delta).clamp(0, 255) as u8;
                     *dp.add(b) = (vb + delta).clamp(0, 255) as u8;
                 } else {
-                    for c in 0..3 {
-                        *dp.add(c) = saturate_u8(bl.at(luts.add(c * set), *sp.add(c) as usize));
+                    for k in 0..3 {
+                        *dp.add(k) = round_u8(bilinear(luts.add(k * set), &rw, &c, *sp.add(k) as usize));
                     }
                 }
                 if ch == 4 {

@@ -58,7 +58,7 @@ impl Run {
 /// # Safety
 /// The launch provides `warps * 256 * channels * 4` bytes of dynamic shared memory.
 #[inline(always)]
-unsafe fn zero_bins(channels: u32) -> *mut u32 {
+pub(crate) unsafe fn zero_bins(channels: u32) -> *mut u32 {
     let sh = shared::dynamic::<u32>();
     let total = crate::device::thread::block_size() / 32 * 256 * channels;
     for i in block_stride(total) {
@@ -71,7 +71,7 @@ unsafe fn zero_bins(channels: u32) -> *mut u32 {
 
 /// This warp's private bins for `channel`.
 #[inline(always)]
-fn warp_bins(sh: *mut u32, channels: u32, channel: u32) -> *mut u32 {
+pub(crate) fn warp_bins(sh: *mut u32, channels: u32, channel: u32) -> *mut u32 {
     sh.wrapping_add(((warp_id() * channels + channel) * 256) as usize)
 }
 
@@ -80,7 +80,7 @@ fn warp_bins(sh: *mut u32, channels: u32, channel: u32) -> *mut u32 {
 /// # Safety
 /// `hist` holds `256 * channels` u32; the bins were filled by this block.
 #[inline(always)]
-unsafe fn merge_bins(sh: *mut u32, channels: u32, hist: *mut u32) {
+pub(crate) unsafe fn merge_bins(sh: *mut u32, channels: u32, hist: *mut u32) {
     sync_threads();
     let warps = crate::device::thread::block_size() / 32;
     for bin in block_stride(256 * channels) {
@@ -142,7 +142,7 @@ unsafe fn histogram_flat<const C: usize>(src: *const u8, n: u64, hist: *mut u32)
 /// # Safety
 /// `bins` points at this warp's 256 shared bins.
 #[inline(always)]
-unsafe fn count_vector(bins: *mut u32, run: &mut Run, x: u128) {
+pub(crate) unsafe fn count_vector(bins: *mut u32, run: &mut Run, x: u128) {
     let w = [x as u32, (x >> 32) as u32, (x >> 64) as u32, (x >> 96) as u32];
     let splat = (w[0] & 0xff) * 0x0101_0101;
     if w[0] == splat && w[1] == splat && w[2] == splat && w[3] == splat {
@@ -187,7 +187,7 @@ abi!(cuimg_abi::histogram::HistogramC1Flat, histogram_c1_flat);
 /// # Safety
 /// As for [`histogram_c1_flat`]; 1-D over x (any `gridDim.z`).
 #[inline(always)]
-unsafe fn histogram_gray(src: *const u8, n: u64, hist: *mut u32) {
+pub(crate) unsafe fn histogram_gray(src: *const u8, n: u64, hist: *mut u32) {
     // SAFETY: the launch contract.
     let sh = unsafe { zero_bins(1) };
     let bins = warp_bins(sh, 1, 0);

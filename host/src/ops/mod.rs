@@ -9,5 +9,6 @@ pub mod clahe;
 pub mod equalize;
 pub mod gather;
 pub mod grayscale;
+pub mod grayscale_histogram;
 pub mod histogram;
 pub mod lut;

@@ -18,6 +18,10 @@ mod imp {
     /// grid-stride loop round many times.
     pub static GRID_CAP: AtomicU32 = AtomicU32::new(0);
 
+    /// Gray equalization of whole images: 1 = the histogram and its table in one launch
+    /// (the last block builds the table), 0 = the histogram, then a one-block table kernel.
+    pub static EQUALIZE_ONE_LAUNCH: AtomicU32 = AtomicU32::new(1);
+
     pub fn grid_waves() -> u32 {
         GRID_WAVES.load(Relaxed).max(1)
     }
@@ -28,6 +32,10 @@ mod imp {
 
     pub fn grid_cap() -> Option<u32> {
         Some(GRID_CAP.load(Relaxed)).filter(|&c| c > 0)
+    }
+
+    pub fn equalize_one_launch() -> bool {
+        EQUALIZE_ONE_LAUNCH.load(Relaxed) == 1
     }
 }
 
@@ -44,8 +52,12 @@ mod imp {
     pub fn grid_cap() -> Option<u32> {
         None
     }
+
+    pub fn equalize_one_launch() -> bool {
+        true
+    }
 }
 
 #[cfg(feature = "bench-knobs")]
-pub use imp::{GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
-pub(crate) use imp::{gray_histogram_runs, grid_cap, grid_waves};
+pub use imp::{EQUALIZE_ONE_LAUNCH, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
+pub(crate) use imp::{equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves};

@@ -3,19 +3,21 @@
 
 use cudarc::driver::LaunchConfig;
 use cuimg_abi::equalize::{
-    EqualizeLuma, EqualizeLumaBatch, EqualizeLumaBatchKernel, EqualizeLumaKernel, EqualizeLut, EqualizeLutKernel,
+    EqualizeHistTable, EqualizeHistTableKernel, EqualizeLuma, EqualizeLumaBatch, EqualizeLumaBatchKernel,
+    EqualizeLumaC3Flat, EqualizeLumaC4Flat, EqualizeLumaFlat, EqualizeLumaKernel, EqualizeLut, EqualizeLutKernel,
     LUT_BLOCK, LUT_SHARED_BYTES,
 };
+use cuimg_abi::grayscale_histogram::{LumaHistogramC3Flat, LumaHistogramC4Flat, LumaHistogramFlat};
 use cuimg_abi::histogram::{HistogramLuma, HistogramLumaBatch, HistogramLumaBatchKernel, HistogramLumaKernel};
 use cuimg_abi::{BLOCK, DevPtr, DevPtrMut};
 
 use super::EqualizeMode;
 use crate::error::Result;
 use crate::image::{Image, ImageView};
-use crate::ops::grayscale::GrayWeights;
-use crate::pixel::{Color, Gray, Pixel, color_channels};
+use crate::ops::grayscale::{GrayWeights, in_byte_order};
+use crate::pixel::{Color, ColorChannels, Gray, Pixel, color_channels};
 use crate::runtime::{
-    AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceView, DeviceViewMut, Gpu, Scratch, Stream,
+    AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceView, DeviceViewMut, Gpu, Scratch, Stream, knobs,
 };
 use crate::validate;
 
@@ -97,6 +99,23 @@ impl Stream {
         let Scratch { hist, lut } = &mut *scratch;
         let mut hist = hist.write(&self.raw)?;
         let mut lut = lut.write(&self.raw)?;
+        if P::CHANNELS == 1 && src.layout().flat && knobs::equalize_one_launch() {
+            // One launch: the histogram, and the table in the block that finishes last
+            // (the count of finished blocks in the word after the bins, zeroed with them).
+            self.raw.memset_zeros(&mut hist.slice().slice_mut(0..257))?;
+            let (h, l) = (hist.ptr(), lut.ptr());
+            let layout = src.layout();
+            let n = layout.width as u64 * layout.height as u64;
+            let (s, _read) = src.ptr(&self.raw)?;
+            let params = EqualizeHistTable { src: s, n, hist: h, lut: l };
+            let cfg = self.linear::<EqualizeHistTableKernel>(n / 16, cuimg_abi::histogram::shared_bytes(1))?;
+            // SAFETY: the view is contiguous and 16-byte aligned with n bytes (one channel),
+            // n <= u32::MAX (`countable`, checked by every caller); `h` holds 257 u32, zeroed
+            // above on this stream, `l` 256 bytes; 1-D blocks of 256 with the histogram's
+            // shared memory, as the kernel documents.
+            unsafe { self.launch::<EqualizeHistTableKernel>(cfg, params) }?;
+            return Ok(l.as_const());
+        }
         self.raw.memset_zeros(&mut hist.slice().slice_mut(0..256 * P::CHANNELS))?;
         let (h, l) = (hist.ptr(), lut.ptr());
         self.histogram_into::<P>(src, h)?;
@@ -142,12 +161,55 @@ impl Stream {
         let rgb = P::RGB.map(|c| c as u64);
         let weights = GrayWeights::Bt601.fixed()?;
 
-        let params = HistogramLuma { src: s, pitch: sl.pitch, width, height, channels, rgb, weights, hist: h };
-        let cfg = self.planar::<HistogramLumaKernel>(width, height, cuimg_abi::histogram::shared_bytes(1))?;
-        // SAFETY: pixels (x < width, y < height) at s + y*pitch + x*channels lie in the
-        // source image; `h` holds 256 u32; shared memory as the kernel documents.
-        unsafe { self.launch::<HistogramLumaKernel>(cfg, params) }?;
+        let smem = cuimg_abi::histogram::shared_bytes(1);
+        if sl.flat {
+            // Whole images: the luma histogram in 16-pixel vector groups
+            // (`grayscale_histogram`'s kernel without the gray writes).
+            let n = width * height;
+            let params = LumaHistogramFlat { src: s, n, weights: in_byte_order(weights, P::RGB), hist: h };
+            match P::COLOR_LAYOUT {
+                ColorChannels::Three => {
+                    let cfg = self.linear::<LumaHistogramC3Flat>(n / 16, smem)?;
+                    // SAFETY: the source is contiguous and 16-byte aligned (layout().flat)
+                    // and holds 3n bytes; `h` holds 256 u32; 1-D with the shared memory the
+                    // kernel documents.
+                    unsafe { self.launch::<LumaHistogramC3Flat>(cfg, params) }?;
+                }
+                ColorChannels::Four => {
+                    let cfg = self.linear::<LumaHistogramC4Flat>(n / 16, smem)?;
+                    // SAFETY: as above, with 4n bytes.
+                    unsafe { self.launch::<LumaHistogramC4Flat>(cfg, params) }?;
+                }
+            }
+        } else {
+            let params = HistogramLuma { src: s, pitch: sl.pitch, width, height, channels, rgb, weights, hist: h };
+            let cfg = self.planar::<HistogramLumaKernel>(width, height, smem)?;
+            // SAFETY: pixels (x < width, y < height) at s + y*pitch + x*channels lie in the
+            // source image; `h` holds 256 u32; shared memory as the kernel documents.
+            unsafe { self.launch::<HistogramLumaKernel>(cfg, params) }?;
+        }
         self.equalization_luts(h.as_const(), l, 1, 1, 1)?;
+        let smem = cuimg_abi::lut::shared_bytes(1);
+        if sl.flat && dl.flat {
+            // Whole images: 16 pixels per step in 16-byte vectors.
+            let n = width * height;
+            let params =
+                EqualizeLumaFlat { src: s, dst: d, n, weights: in_byte_order(weights, P::RGB), lut: l.as_const() };
+            return match P::COLOR_LAYOUT {
+                ColorChannels::Three => {
+                    let cfg = self.linear::<EqualizeLumaC3Flat>(n / 16, smem)?;
+                    // SAFETY: both images are contiguous and 16-byte aligned (layout().flat)
+                    // with 3n bytes each (same size, checked); `l` holds 256 bytes; 1-D with
+                    // the shared memory the kernel documents.
+                    unsafe { self.launch::<EqualizeLumaC3Flat>(cfg, params) }
+                }
+                ColorChannels::Four => {
+                    let cfg = self.linear::<EqualizeLumaC4Flat>(n / 16, smem)?;
+                    // SAFETY: as above, with 4n bytes each.
+                    unsafe { self.launch::<EqualizeLumaC4Flat>(cfg, params) }
+                }
+            };
+        }
         let params = EqualizeLuma {
             src: s,
             s_pitch: sl.pitch,
@@ -160,7 +222,7 @@ impl Stream {
             weights,
             lut: l.as_const(),
         };
-        let cfg = self.planar::<EqualizeLumaKernel>(width, height, cuimg_abi::lut::shared_bytes(1))?;
+        let cfg = self.planar::<EqualizeLumaKernel>(width, height, smem)?;
         // SAFETY: as above for the source, and likewise for `d` with its pitch (same size,
         // checked); `l` holds 256 bytes; shared memory as the kernel documents.
         unsafe { self.launch::<EqualizeLumaKernel>(cfg, params) }
