@@ -4,7 +4,8 @@
 //! not divide the image (OpenCV extends by reflection), clip limits from 0.01 (every bin
 //! clipped to 1) to 1000 (none), and the photos. The digests are OpenCV 5.0's, made on the
 //! lent GPU machine by tests/golden/make_clahe_goldens.py. Bad parameters are typed errors.
-//! Color images (per channel, on luma) and ragged gray batches against the CPU reference.
+//! Color images (per channel, on luma) and ragged gray and color batches against the CPU
+//! reference.
 
 use cuimg::{Bgr8, Clahe, EqualizeMode, Error, Gray8, GrayWeights, Image, Rect, Rgb8, Rgba8, cpu};
 use cuimg_tests::{
@@ -264,6 +265,58 @@ fn gpu_batch_matches_cpu() {
     // The blocking call.
     let out = s.gpu().clahe_batch(&views[2..], Clahe::default()).unwrap();
     assert_same(&out[3], &cpu::clahe(&views[5], Clahe::default()).unwrap(), "blocking batch");
+}
+
+/// A ragged color batch, per channel and on luma, RGB and BGRA (alpha kept), equals the CPU
+/// reference image by image; outputs start poisoned. A batch of more images than one
+/// launch's `gridDim.z` takes with three sets each goes in two chunks.
+#[test]
+fn gpu_color_batch_matches_cpu() {
+    fn check<P: cuimg::Color>(s: &cuimg::Stream, images: &[Image<P>], p: Clahe, what: &str) {
+        let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+        let src = s.upload_batch(&views).unwrap();
+        let poison: Vec<Image<P>> = images.iter().map(|i| Image::filled(i.width(), i.height(), 0xA5)).collect();
+        for mode in [EqualizeMode::PerChannel, EqualizeMode::Luma] {
+            let mut dst = s.upload_batch(&poison.iter().map(|i| i.view()).collect::<Vec<_>>()).unwrap();
+            s.clahe_color_batch(&src, &mut dst, p, mode).unwrap();
+            for (k, (got, img)) in s.download_batch(&dst).unwrap().iter().zip(images).enumerate() {
+                let want = cpu::clahe_color(&img.view(), p, mode).unwrap();
+                assert_same(got, &want, &format!("{what} {} {mode:?} image {k}", P::NAME));
+            }
+        }
+    }
+    let Some(s) = stream() else { return };
+    let sizes = [(1, 1), (8, 8), (9, 17), (333, 257), (640, 480)];
+    let rgb: Vec<Image<Rgb8>> =
+        sizes.iter().map(|&(w, h)| cuimg_tests::random::<Rgb8>(w, h, (w * h) as u64 + 1)).collect();
+    let mut bgra: Vec<Image<cuimg::Bgra8>> =
+        sizes.iter().map(|&(w, h)| cuimg_tests::skewed::<cuimg::Bgra8>(w, h, (w * h) as u64 + 2)).collect();
+    bgra.push(Image::filled(100, 60, 77));
+    for clip in [2.0, 40.0] {
+        let p = Clahe::new(clip, (1, 1)).unwrap();
+        check(&s, &rgb, p, &format!("clip {clip}"));
+        check(&s, &bgra, p, &format!("clip {clip}"));
+    }
+    let (_, photo) = color_photos().into_iter().next().expect("a color photo");
+    let mut big: Vec<Image<Rgb8>> = rgb[2..].to_vec();
+    big.push(cuimg_tests::tiled(&photo, 1283, 719));
+    for grid in [(8, 8), (3, 5)] {
+        check(&s, &big, Clahe::new(2.0, grid).unwrap(), &format!("grid {grid:?}"));
+    }
+    // Too small for the grid: a typed error naming the size, before anything runs.
+    let views: Vec<_> = rgb.iter().map(|i| i.view()).collect();
+    let e = s.gpu().clahe_color_batch(&views, Clahe::default(), EqualizeMode::Luma).unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
+    assert!(e.to_string().contains("1x1"), "{e}");
+    // The blocking call.
+    let out = s.gpu().clahe_color_batch(&views[2..], Clahe::default(), EqualizeMode::PerChannel).unwrap();
+    let want = cpu::clahe_color(&views[4], Clahe::default(), EqualizeMode::PerChannel).unwrap();
+    assert_same(&out[2], &want, "blocking color batch");
+    // 65535 / 3 = 21845 images per tables launch per channel: 21850 tiny images take two
+    // chunks, and the second chunk's images must find their own tables.
+    let many: Vec<Image<Rgb8>> =
+        (0..21_850u64).map(|i| cuimg_tests::random::<Rgb8>(1 + (i % 3) as u32, 1 + (i % 2) as u32, i)).collect();
+    check(&s, &many, Clahe::new(2.0, (1, 1)).unwrap(), "two chunks");
 }
 
 /// One 8K image: a 1x1 grid puts the whole image in one tile, split over every block the GPU

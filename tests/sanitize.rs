@@ -425,7 +425,7 @@ fn several_streams_at_once() {
 
 /// CLAHE's kernels (the split tile tables: per-warp shared histograms, the global sums and
 /// the last block's scan; the bilinear apply) on sizes that do and do not divide the grid,
-/// regions in and out; color per channel and on luma; a ragged batch.
+/// regions in and out; color per channel and on luma; ragged gray and color batches.
 #[test]
 fn clahe_kernels() {
     let Some(s) = stream() else { return };
@@ -455,5 +455,16 @@ fn clahe_kernels() {
     s.clahe_batch(&src, &mut dst, p).unwrap();
     for (got, img) in s.download_batch(&dst).unwrap().iter().zip(&images) {
         assert_same(got, &cpu::clahe(&img.view(), p).unwrap(), "clahe batch");
+    }
+    let images: Vec<cuimg::Image<cuimg::Rgba8>> =
+        [(1, 1), (9, 7), (LOOPING.0, LOOPING.1)].iter().map(|&(w, h)| random(w, h, 98)).collect();
+    let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+    let src = s.upload_batch(&views).unwrap();
+    for mode in [cuimg::EqualizeMode::PerChannel, cuimg::EqualizeMode::Luma] {
+        let mut dst = s.alloc_batch::<cuimg::Rgba8>(&src.sizes()).unwrap();
+        s.clahe_color_batch(&src, &mut dst, p, mode).unwrap();
+        for (got, img) in s.download_batch(&dst).unwrap().iter().zip(&images) {
+            assert_same(got, &cpu::clahe_color(&img.view(), p, mode).unwrap(), "clahe color batch");
+        }
     }
 }

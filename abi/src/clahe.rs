@@ -135,6 +135,27 @@ pub struct ClaheTablesBatch {
     pub luts: DevPtrMut<u8>,
 }
 
+/// The tables of a color batch (packed images of `source.channels` bytes per pixel):
+/// `gridDim.z` = images x `sets`, layer `z` reads image `z / sets` as [`ClaheTables`] reads
+/// its set `z % sets` (channel `source.mode + z % sets`, or the luma), into set `z` of the
+/// buffers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ClaheTablesColorBatch {
+    pub src: DevPtr<BatchImage>,
+    /// `256 * tiles * gridDim.z` u32, zeroed before the launch.
+    pub hist: DevPtrMut<u32>,
+    /// `tiles * gridDim.z` u32, zeroed before the launch.
+    pub done: DevPtrMut<u32>,
+    /// `256 * tiles * gridDim.z` bytes.
+    pub luts: DevPtrMut<u8>,
+    pub tiles: Tiles,
+    pub source: ClaheSource,
+    /// Sets of tables per image: 3 per channel, 1 on luma.
+    pub sets: u32,
+    pub _pad: u32,
+}
+
 /// Each pixel of a gray image through the tables of the four tiles around it, weighted in
 /// f32 exactly as OpenCV's `CLAHE_Interpolation_Body` does.
 #[repr(C)]
@@ -174,6 +195,18 @@ pub struct ClaheApplyBatch {
     pub luts: DevPtr<u8>,
 }
 
+/// A color batch: image `blockIdx.z` through its sets of tables (3 per channel, 1 on luma,
+/// as `source.mode` says) at `luts + z * sets * tiles * 256`, as [`ClaheApplyColor`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ClaheApplyColorBatch {
+    pub src: DevPtr<BatchImage>,
+    pub dst: DevPtr<BatchImage>,
+    pub luts: DevPtr<u8>,
+    pub tiles: Tiles,
+    pub source: ClaheSource,
+}
+
 /// OpenCV's `borderInterpolate(i, len, BORDER_REFLECT_101)` for the extended image CLAHE
 /// takes its tables from: mirrored about the last pixel, and again about the first while
 /// still outside (an extension may be as long as the image). Shared by the kernel and the
@@ -201,6 +234,10 @@ kernels! {
     ClaheApplyColorKernel = clahe_apply_color(ClaheApplyColor);
     /// The bilinear apply of a gray batch; as the gray apply per image, `gridDim.z` images.
     ClaheApplyBatchKernel = clahe_apply_batch(ClaheApplyBatch);
+    /// The tables of a color batch; as the tables of one image, `gridDim.z` = images x sets.
+    ClaheTablesColorBatchKernel = clahe_tables_color_batch(ClaheTablesColorBatch);
+    /// The bilinear apply of a color batch; as the color apply per image, `gridDim.z` images.
+    ClaheApplyColorBatchKernel = clahe_apply_color_batch(ClaheApplyColorBatch);
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use cuimg::{Clahe, DeviceImage, Gpu, Gray8, GrayWeights, Image, cpu};
+use cuimg::{Clahe, DeviceImage, EqualizeMode, Gpu, Gray8, GrayWeights, Image, Rgb8, cpu};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -21,7 +21,7 @@ const BATCH: usize = 64;
 
 /// The photo's luma tiled to `w` x `h`, starting at `(dx, dy)` in it (so that the images
 /// of a batch differ).
-fn tiled(photo: &Image<Gray8>, w: u32, h: u32, dx: u32, dy: u32) -> Image<Gray8> {
+fn tiled<P: cuimg::Pixel>(photo: &Image<P>, w: u32, h: u32, dx: u32, dy: u32) -> Image<P> {
     Image::from_fn(w, h, |x, y| photo.get((x + dx) % photo.width(), (y + dy) % photo.height()))
 }
 
@@ -127,6 +127,26 @@ fn main() {
     );
     rows.push(json!({"case": "64 x 1080p", "data": "photo", "grid": [8, 8], "gpu_per_call_us_per_image": per(loop_ms),
         "gpu_batch_us_per_image": per(batch_ms), "cpu_serial_ms_per_image": serial, "cpu_rayon_us_per_image": per(rayon_ms)}));
+
+    // The same 64 photos in color, one batch call per mode (the 1080p CPU figures are per
+    // call of the serial reference).
+    let imgs: Vec<Image<Rgb8>> = (0..BATCH as u32).map(|k| tiled(&rgb, w, h, k * 37, k * 23)).collect();
+    let views: Vec<_> = imgs.iter().map(|i| i.view()).collect();
+    let src = s.upload_batch(&views).unwrap();
+    let mut dst = s.alloc_batch::<Rgb8>(&src.sizes()).unwrap();
+    for mode in [EqualizeMode::Luma, EqualizeMode::PerChannel] {
+        let want: Vec<Image<Rgb8>> = imgs.par_iter().map(|i| cpu::clahe_color(&i.view(), p, mode).unwrap()).collect();
+        let (batch_ms, _) = time_gpu(&s, warm.min(3), runs.min(20), |_| s.clahe_color_batch(&src, &mut dst, p, mode));
+        assert_eq!(s.download_batch(&dst).unwrap(), want, "1080p color batch {mode:?}");
+        let serial = time_cpu(1, || cpu::clahe_color(&imgs[0].view(), p, mode));
+        println!(
+            "64 x 1080p color photos, 8x8, {mode:?}: GPU batch {:.1} us/image; CPU serial {:.2} ms/image",
+            per(batch_ms),
+            serial
+        );
+        rows.push(json!({"case": "64 x 1080p RGB8", "data": "photo", "grid": [8, 8], "mode": format!("{mode:?}"),
+            "gpu_batch_us_per_image": per(batch_ms), "cpu_serial_ms_per_image": serial}));
+    }
 
     let doc = json!({"device": gpu.name(), "copy_gbps": copy_gbps, "rayon_threads": rayon::current_num_threads(), "rows": rows});
     std::fs::write(out.join("clahe.json"), serde_json::to_string_pretty(&doc).unwrap()).unwrap();

@@ -199,9 +199,11 @@ pub fn load_gray(path: impl AsRef<Path>) -> Result<Image<Gray8>> {
 ///
 /// ```
 /// let img = cuimg::Image::<cuimg::La8>::from_bytes(2, 1, &[10, 255, 20, 128]).unwrap();
-/// let path = std::env::temp_dir().join("cuimg-doc-la8.png");
+/// // One name per process: the doc tests may run in several processes at once.
+/// let path = std::env::temp_dir().join(format!("cuimg-doc-la8-{}.png", std::process::id()));
 /// cuimg::io::save(&img, &path).unwrap();
 /// assert_eq!(cuimg::io::load_gray_alpha(&path).unwrap(), img);
+/// std::fs::remove_file(&path).unwrap();
 /// ```
 pub fn load_gray_alpha(path: impl AsRef<Path>) -> Result<Image<La8>> {
     load_as(path.as_ref(), Depth::Refuse)
@@ -275,9 +277,10 @@ impl Encode for Rgba8 {
 ///
 /// ```
 /// let img = cuimg::Image::<cuimg::Gray8>::filled(8, 8, 128);
-/// let path = std::env::temp_dir().join("cuimg-doc-save.png");
+/// let path = std::env::temp_dir().join(format!("cuimg-doc-save-{}.png", std::process::id()));
 /// cuimg::io::save(&img, &path).unwrap();
 /// assert_eq!(cuimg::io::load_gray(&path).unwrap(), img);
+/// std::fs::remove_file(&path).unwrap();
 /// let err = cuimg::io::save(&img, "out.unknown-format").unwrap_err();
 /// assert!(matches!(err, cuimg::Error::Encode { .. }));
 /// ```

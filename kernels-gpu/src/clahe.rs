@@ -9,7 +9,7 @@
 //! their shares into a global histogram; the last one to finish (a counter per tile) clips,
 //! spreads, scans and writes the table.
 
-use crate::common::{batch_image, scan_256};
+use crate::common::{batch_image, batch_image_at, scan_256};
 use crate::device::atomic;
 use crate::device::shared;
 use crate::device::thread::{
@@ -19,8 +19,8 @@ use crate::device::thread::{
 use crate::device::vector;
 use cuimg_abi::DevPtr;
 use cuimg_abi::clahe::{
-    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheTables, ClaheTablesBatch, Geometry, LUMA,
-    TABLES_WARPS, reflect101,
+    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheApplyColorBatch, ClaheSource, ClaheTables,
+    ClaheTablesBatch, ClaheTablesColorBatch, Geometry, LUMA, TABLES_WARPS, reflect101,
 };
 
 /// OpenCV's `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped.
@@ -226,26 +226,37 @@ pub unsafe extern "ptx-kernel" fn clahe_tables(p: ClaheTables) {
     let z = block_idx_z();
     // SAFETY: gridDim.z sets.
     let set = unsafe { Set::nth(p.hist.ptr(), p.done.ptr(), p.luts.ptr(), tiles, z) };
-    let s = p.source;
-    let ch = s.channels as usize;
-    // SAFETY (all three): the forwarded contract; `read` stays inside pixel x.
-    if ch == 1 {
-        unsafe { tables(img, p.geometry, p.tiles.x, set, true, |row, x| *row.add(x as usize) as u32) }
-    } else if s.mode == LUMA {
-        let [r, g, b] = s.rgb.map(|c| c as usize);
-        unsafe {
-            tables(img, p.geometry, p.tiles.x, set, false, |row, x| {
-                let px = row.add(x as usize * ch);
-                s.weights.luma(*px.add(r) as u32, *px.add(g) as u32, *px.add(b) as u32)
-            })
-        }
-    } else {
-        let c = (s.mode + z) as usize;
-        unsafe { tables(img, p.geometry, p.tiles.x, set, false, |row, x| *row.add(x as usize * ch + c) as u32) }
-    }
+    // SAFETY: the forwarded contract.
+    unsafe { source_tables(img, p.geometry, p.tiles.x, set, p.source, z) }
 }
 
 abi!(cuimg_abi::clahe::ClaheTablesKernel, clahe_tables);
+
+/// The tables body for what `s` says to read: gray bytes, the luma, or channel `s.mode + k`.
+///
+/// # Safety
+/// `tables`' contract for the image; every channel offset the source names (with `k`) is
+/// below `s.channels`.
+#[inline(always)]
+unsafe fn source_tables(img: Img, g: Geometry, tiles_x: u32, set: Set, s: ClaheSource, k: u32) {
+    let ch = s.channels as usize;
+    // SAFETY (all three): the forwarded contract; `read` stays inside pixel x.
+    if ch == 1 {
+        unsafe { tables(img, g, tiles_x, set, true, |row, x| *row.add(x as usize) as u32) }
+    } else if s.mode == LUMA {
+        let [r, gi, b] = s.rgb.map(|c| c as usize);
+        unsafe {
+            tables(img, g, tiles_x, set, false, |row, x| {
+                let px = row.add(x as usize * ch);
+                s.weights.luma(*px.add(r) as u32, *px.add(gi) as u32, *px.add(b) as u32)
+            })
+        }
+    } else {
+        let c = (s.mode + k) as usize;
+        unsafe { tables(img, g, tiles_x, set, false, |row, x| *row.add(x as usize * ch + c) as u32) }
+    }
+}
+
 
 /// The tables of a gray batch: image `blockIdx.z`, its geometry worked out here.
 ///
@@ -269,6 +280,35 @@ pub unsafe extern "ptx-kernel" fn clahe_tables_batch(p: ClaheTablesBatch) {
 }
 
 abi!(cuimg_abi::clahe::ClaheTablesBatchKernel, clahe_tables_batch);
+
+/// The tables of a color batch: layer `z` of `gridDim.z` = images x `sets` is set
+/// `z % sets` of image `z / sets`, its geometry worked out here.
+///
+/// # Safety
+/// `src` holds `gridDim.z / sets` entries of packed images of `source.channels` bytes per
+/// pixel, each valid for `Geometry::new` with `tiles`; the source's channel offsets (with
+/// `z % sets`) are below `channels`; the buffers hold `gridDim.z` sets of
+/// `tiles.x * tiles.y` tables; `tables`' launch shape.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_tables_color_batch(p: ClaheTablesColorBatch) {
+    let z = block_idx_z();
+    // At least 1 (the host's calls), said so that the division cannot panic.
+    let sets = p.sets.max(1);
+    // SAFETY: z / sets < the number of images (the contract).
+    let (src, width, height) = unsafe { batch_image_at(p.src, z / sets) };
+    let Some(g) = Geometry::new(width as u32, height as u32, p.tiles.x, p.tiles.y, p.tiles.clip_limit) else {
+        // Never taken: the host checks every image. Block-uniform.
+        return;
+    };
+    let pitch = width * p.source.channels as u64;
+    let img = Img { src, pitch, width: width as u32, height: height as u32 };
+    // SAFETY: gridDim.z sets.
+    let set = unsafe { Set::nth(p.hist.ptr(), p.done.ptr(), p.luts.ptr(), p.tiles.x * p.tiles.y, z) };
+    // SAFETY: the forwarded contract.
+    unsafe { source_tables(img, g, p.tiles.x, set, p.source, z % sets) }
+}
+
+abi!(cuimg_abi::clahe::ClaheTablesColorBatchKernel, clahe_tables_color_batch);
 
 /// The tile rows above and below a pixel row (as offsets of their first table: tile index
 /// times 256) and their weights, as OpenCV's `CLAHE_Interpolation_Body` works them out.
@@ -414,7 +454,18 @@ abi!(cuimg_abi::clahe::ClaheApplyKernel, clahe_apply);
 /// offsets below 3, and 3 sets of tables per channel (1 on luma).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn clahe_apply_color(p: ClaheApplyColor) {
-    let ClaheApplyColor { image: i, source: s } = p;
+    // SAFETY: forwarded contract.
+    unsafe { apply_color(p.image, p.source) }
+}
+
+abi!(cuimg_abi::clahe::ClaheApplyColorKernel, clahe_apply_color);
+
+/// The body of [`clahe_apply_color`], for the batch kernel too.
+///
+/// # Safety
+/// As for [`clahe_apply_color`]; 2-D over x and y (any `gridDim.z`).
+#[inline(always)]
+unsafe fn apply_color(i: ClaheApply, s: ClaheSource) {
     let (src, dst, luts) = (i.src.ptr(), i.dst.ptr(), i.luts.ptr());
     let ch = s.channels as u64;
     let set = (i.tiles_x * i.tiles_y) as usize * 256;
@@ -447,7 +498,6 @@ pub unsafe extern "ptx-kernel" fn clahe_apply_color(p: ClaheApplyColor) {
     }
 }
 
-abi!(cuimg_abi::clahe::ClaheApplyColorKernel, clahe_apply_color);
 
 /// A gray batch: image `blockIdx.z` through its tables, its geometry worked out here.
 ///
@@ -481,3 +531,40 @@ pub unsafe extern "ptx-kernel" fn clahe_apply_batch(p: ClaheApplyBatch) {
 }
 
 abi!(cuimg_abi::clahe::ClaheApplyBatchKernel, clahe_apply_batch);
+
+/// A color batch: image `blockIdx.z` through its sets of tables, its geometry worked out
+/// here.
+///
+/// # Safety
+/// `src` and `dst` hold `gridDim.z` entries of equal sizes, packed, `source.channels` (3
+/// or 4, alpha fourth) bytes per pixel, each valid for `Geometry::new` with `tiles`; the
+/// source's channel offsets are below 3; `luts` holds `gridDim.z` groups of sets (3 per
+/// channel, 1 on luma) of `tiles.x * tiles.y` tables; 2-D over x and y.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn clahe_apply_color_batch(p: ClaheApplyColorBatch) {
+    // SAFETY: the launch contract.
+    let ((src, width, height), (dst, ..)) = unsafe { (batch_image(p.src), batch_image(p.dst)) };
+    let Some(g) = Geometry::new(width as u32, height as u32, p.tiles.x, p.tiles.y, p.tiles.clip_limit) else {
+        return;
+    };
+    let sets = if p.source.mode == LUMA { 1 } else { 3 };
+    let first = (p.tiles.x * p.tiles.y) as u64 * 256 * sets * block_idx_z() as u64;
+    let pitch = width * p.source.channels as u64;
+    let one = ClaheApply {
+        src: DevPtr::new(src as u64),
+        s_pitch: pitch,
+        dst: cuimg_abi::DevPtrMut::new(dst as u64),
+        d_pitch: pitch,
+        width,
+        height,
+        tiles_x: p.tiles.x,
+        tiles_y: p.tiles.y,
+        geometry: g,
+        _pad: 0,
+        luts: p.luts.offset(first),
+    };
+    // SAFETY: one image of the batch, its own tables.
+    unsafe { apply_color(one, p.source) }
+}
+
+abi!(cuimg_abi::clahe::ClaheApplyColorBatchKernel, clahe_apply_color_batch);

@@ -37,7 +37,18 @@ pub unsafe fn scan_256(buf: *mut u32, t: usize) {
 #[inline(always)]
 pub unsafe fn batch_image(table: DevPtr<BatchImage>) -> (*mut u8, u64, u64) {
     // SAFETY: blockIdx.z < gridDim.z, the table's length.
-    let img = unsafe { *table.ptr().add(block_idx_z() as usize) };
+    unsafe { batch_image_at(table, block_idx_z()) }
+}
+
+/// Image `i` of a batch launch's table, as `(pixels, width, height)`: for launches with more
+/// than one grid layer per image.
+///
+/// # Safety
+/// `table` holds more than `i` entries.
+#[inline(always)]
+pub unsafe fn batch_image_at(table: DevPtr<BatchImage>, i: u32) -> (*mut u8, u64, u64) {
+    // SAFETY: the caller's contract.
+    let img = unsafe { *table.ptr().add(i as usize) };
     (img.data as usize as *mut u8, img.width as u64, img.height as u64)
 }
 

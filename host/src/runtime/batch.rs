@@ -152,9 +152,14 @@ pub(crate) struct Chunk {
 impl Chunk {
     /// The chunks of a batch of `n` images, each at most `gridDim.z` allows.
     pub fn all(n: usize) -> impl Iterator<Item = Chunk> {
-        (0..n)
-            .step_by(MAX_BATCH_LAUNCH as usize)
-            .map(move |start| Chunk { start, count: (n - start).min(MAX_BATCH_LAUNCH as usize) as u32 })
+        Chunk::layered(n, 1)
+    }
+
+    /// The chunks of a batch of `n` images for launches of `layers` grid layers per image
+    /// (`gridDim.z = count * layers`, at most what `gridDim.z` allows).
+    pub fn layered(n: usize, layers: u32) -> impl Iterator<Item = Chunk> {
+        let most = (MAX_BATCH_LAUNCH / layers.max(1)).max(1) as usize;
+        (0..n).step_by(most).map(move |start| Chunk { start, count: (n - start).min(most) as u32 })
     }
 
     /// The table entry of this chunk's first image.

@@ -1,12 +1,13 @@
 //! CLAHE on the device: the tile tables (each tile split over several blocks, the last one
 //! writing the table), then the bilinear apply, on one stream with nothing copied back in
-//! between. Gray images, color images (per channel or on luma) and gray batches.
+//! between. Gray images, color images (per channel or on luma), and batches of either.
 
 use cudarc::driver::LaunchConfig;
 use cuimg_abi::clahe::{
-    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyBatchKernel, ClaheApplyColor, ClaheApplyColorKernel,
-    ClaheApplyKernel, ClaheSource, ClaheTables, ClaheTablesBatch, ClaheTablesBatchKernel, ClaheTablesKernel, Geometry,
-    LUMA, TABLES_BLOCK, TABLES_SHARED_BYTES,
+    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyBatchKernel, ClaheApplyColor, ClaheApplyColorBatch,
+    ClaheApplyColorBatchKernel, ClaheApplyColorKernel, ClaheApplyKernel, ClaheSource, ClaheTables, ClaheTablesBatch,
+    ClaheTablesBatchKernel, ClaheTablesColorBatch, ClaheTablesColorBatchKernel, ClaheTablesKernel, Geometry, LUMA,
+    TABLES_BLOCK, TABLES_SHARED_BYTES,
 };
 use cuimg_abi::{BLOCK, DevPtr, DevPtrMut};
 
@@ -21,6 +22,19 @@ use crate::runtime::{AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, DeviceVi
 /// What the tables kernel reads of a gray image.
 fn gray_source() -> Result<ClaheSource> {
     Ok(ClaheSource { channels: 1, mode: 0, rgb: [0; 3], weights: GrayWeights::Bt601.fixed()? })
+}
+
+/// What the tables kernels read of a color image, and how many sets of tables that makes
+/// (one per color channel, or the luma's).
+fn color_source<P: Color>(mode: EqualizeMode) -> Result<(ClaheSource, u32)> {
+    // The kernels take alpha, where there is one, as the fourth byte.
+    debug_assert!(P::ALPHA.is_none_or(|a| a == 3));
+    let weights = GrayWeights::Bt601.fixed()?;
+    let rgb = P::RGB.map(|c| c as u32);
+    Ok(match mode {
+        EqualizeMode::PerChannel => (ClaheSource { channels: P::CHANNELS as u32, mode: 0, rgb, weights }, 3),
+        EqualizeMode::Luma => (ClaheSource { channels: P::CHANNELS as u32, mode: LUMA, rgb, weights }, 1),
+    })
 }
 
 /// The grid of a tables launch: one column of blocks per tile, enough blocks per tile that
@@ -117,14 +131,7 @@ impl Stream {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
         self.check_pair("CLAHE", &src, &dst)?;
         let g = params.plan(src.width(), src.height())?;
-        // The kernels take alpha, where there is one, as the fourth byte.
-        debug_assert!(P::ALPHA.is_none_or(|a| a == 3));
-        let weights = GrayWeights::Bt601.fixed()?;
-        let rgb = P::RGB.map(|c| c as u32);
-        let (source, sets) = match mode {
-            EqualizeMode::PerChannel => (ClaheSource { channels: P::CHANNELS as u32, mode: 0, rgb, weights }, 3),
-            EqualizeMode::Luma => (ClaheSource { channels: P::CHANNELS as u32, mode: LUMA, rgb, weights }, 1),
-        };
+        let (source, sets) = color_source::<P>(mode)?;
         self.queue_clahe(&src, &mut dst, params, g, source, sets)
     }
 
@@ -214,6 +221,50 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub fn clahe_batch(&self, src: &DeviceBatch<Gray8>, dst: &mut DeviceBatch<Gray8>, params: Clahe) -> Result<()> {
+        self.queue_clahe_batch(src, dst, params, gray_source()?, 1)
+    }
+
+    /// CLAHE of every image of a color batch (sizes may differ), per channel or on luma as
+    /// `mode` says, each on its own tiles, bit-exact with [`crate::cpu::clahe_color`]: one
+    /// tables launch and one apply launch for the whole batch.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// use cuimg::{Clahe, EqualizeMode, Image, Rgb8};
+    /// let images = [Image::from_fn(64, 40, |x, y| Rgb8([x as u8, y as u8, 90])), Image::filled(9, 17, 30)];
+    /// let views: Vec<_> = images.iter().map(|i| i.view()).collect();
+    /// let stream = gpu.stream()?;
+    /// let src = stream.upload_batch(&views)?;
+    /// let mut dst = stream.alloc_batch::<Rgb8>(&src.sizes())?;
+    /// let p = Clahe::new(2.0, (4, 4))?;
+    /// stream.clahe_color_batch(&src, &mut dst, p, EqualizeMode::Luma)?;
+    /// let out = stream.download_batch(&dst)?;
+    /// assert_eq!(out[0], cuimg::cpu::clahe_color(&views[0], p, EqualizeMode::Luma)?);
+    /// assert_eq!(out[1], cuimg::cpu::clahe_color(&views[1], p, EqualizeMode::Luma)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn clahe_color_batch<P: Color>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        params: Clahe,
+        mode: EqualizeMode,
+    ) -> Result<()> {
+        let (source, sets) = color_source::<P>(mode)?;
+        self.queue_clahe_batch(src, dst, params, source, sets)
+    }
+
+    /// The tables (`sets` per image, as `source` says) and the apply of a whole batch, in
+    /// chunks of as many images as one launch's `gridDim.z` takes.
+    fn queue_clahe_batch<P: Pixel>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        params: Clahe,
+        source: ClaheSource,
+        sets: u32,
+    ) -> Result<()> {
         self.check_batch_pair("CLAHE", src, dst)?;
         let tiles = tile_count(&params)?;
         // Every image's geometry is checked here; the kernels work it out again with the
@@ -222,7 +273,7 @@ impl Stream {
         for (w, h) in src.sizes() {
             tallest = tallest.max(params.plan(w, h)?.tile_h);
         }
-        let mut work = self.clahe_work(tiles, src.len())?;
+        let mut work = self.clahe_work(tiles, src.len() * sets as usize)?;
         let mut hist = work.hist.write(&self.raw)?;
         let mut luts = work.luts.write(&self.raw)?;
         let (h, l) = (hist.ptr(), luts.ptr());
@@ -230,38 +281,64 @@ impl Stream {
         let from = src.read(&self.raw)?;
         let to_table = dst.table.read(&self.raw)?;
         let _to = dst.buf.write(&self.raw)?;
-        let resident = self.resident_blocks::<ClaheTablesBatchKernel>(TABLES_SHARED_BYTES)?;
-        let set = tiles as u64 * 256;
-        for chunk in Chunk::all(src.len()) {
+        let gray = P::CHANNELS == 1;
+        let resident = if gray {
+            self.resident_blocks::<ClaheTablesBatchKernel>(TABLES_SHARED_BYTES)?
+        } else {
+            self.resident_blocks::<ClaheTablesColorBatchKernel>(TABLES_SHARED_BYTES)?
+        };
+        // Tables and counters of one image: `sets` sets of `tiles`.
+        let (set, counters) = (tiles as u64 * 256 * sets as u64, tiles as u64 * sets as u64);
+        for chunk in Chunk::layered(src.len(), sets) {
             let first = chunk.start as u64 * set;
-            let params = ClaheTablesBatch {
-                src: chunk.table(from.table.ptr()),
-                tiles: params.abi(),
-                hist: h.offset(first * 4),
-                done: DevPtrMut::new(done + chunk.start as u64 * tiles as u64 * 4),
-                luts: l.offset(first),
-            };
-            let cfg = tables_grid(resident, tiles, tallest, chunk.count);
-            // SAFETY: the table holds `count` entries pointing at packed gray images inside
-            // the guarded allocation, each checked by `Clahe::plan` above; the buffers hold
-            // a zeroed set (histograms, counters) and a set of tables per image of the chunk;
-            // blocks and shared memory as the kernel documents.
-            unsafe { self.launch::<ClaheTablesBatchKernel>(cfg, params) }?;
+            // This chunk's share of the scratch (the write guards above stay held).
+            let (c_hist, c_done, c_luts) =
+                (h.offset(first * 4), DevPtrMut::new(done + chunk.start as u64 * counters * 4), l.offset(first));
+            let cfg = tables_grid(resident, tiles, tallest, chunk.count * sets);
+            let table = chunk.table(from.table.ptr());
+            if gray {
+                let params =
+                    ClaheTablesBatch { src: table, tiles: params.abi(), hist: c_hist, done: c_done, luts: c_luts };
+                // SAFETY: the table holds `count` entries pointing at packed gray images
+                // inside the guarded allocation, each checked by `Clahe::plan` above; the
+                // buffers hold a zeroed set (histograms, counters) and a set of tables per
+                // image of the chunk; blocks and shared memory as the kernel documents.
+                unsafe { self.launch::<ClaheTablesBatchKernel>(cfg, params) }?;
+            } else {
+                let params = ClaheTablesColorBatch {
+                    src: table,
+                    hist: c_hist,
+                    done: c_done,
+                    luts: c_luts,
+                    tiles: params.abi(),
+                    source,
+                    sets,
+                    _pad: 0,
+                };
+                // SAFETY: as above, with packed images of `channels` bytes per pixel whose
+                // channel offsets the source names below `channels`, `sets` zeroed sets
+                // per image and `gridDim.z` = images x sets.
+                unsafe { self.launch::<ClaheTablesColorBatchKernel>(cfg, params) }?;
+            }
         }
-        for chunk in Chunk::all(src.len()) {
-            let params = ClaheApplyBatch {
-                src: chunk.table(from.table.ptr()),
-                dst: chunk.table(to_table.ptr()),
-                tiles: params.abi(),
-                luts: DevPtr::new(l.addr() + chunk.start as u64 * set),
-            };
+        for chunk in Chunk::layered(src.len(), sets) {
+            let (src_table, dst_table) = (chunk.table(from.table.ptr()), chunk.table(to_table.ptr()));
+            let luts = DevPtr::new(l.addr() + chunk.start as u64 * set);
             let (w, h) = src.max_extent();
-            let per_image = (w.div_ceil(APPLY_PIXELS), h);
-            let cfg = self.batch_config::<ClaheApplyBatchKernel>(per_image, (32, BLOCK / 32), chunk.count, 0)?;
-            // SAFETY: as above for the sources, and the destination table's entries (equal
-            // sizes, checked) for the outputs; each image's tables were written by the
-            // launch before, on this stream.
-            unsafe { self.launch::<ClaheApplyBatchKernel>(cfg, params) }?;
+            if gray {
+                let params = ClaheApplyBatch { src: src_table, dst: dst_table, tiles: params.abi(), luts };
+                let per_image = (w.div_ceil(APPLY_PIXELS), h);
+                let cfg = self.batch_config::<ClaheApplyBatchKernel>(per_image, (32, BLOCK / 32), chunk.count, 0)?;
+                // SAFETY: as above for the sources, and the destination table's entries
+                // (equal sizes, checked) for the outputs; each image's tables were written
+                // by the launch before, on this stream.
+                unsafe { self.launch::<ClaheApplyBatchKernel>(cfg, params) }?;
+            } else {
+                let params = ClaheApplyColorBatch { src: src_table, dst: dst_table, luts, tiles: params.abi(), source };
+                let cfg = self.batch_config::<ClaheApplyColorBatchKernel>((w, h), (32, BLOCK / 32), chunk.count, 0)?;
+                // SAFETY: as above, color: `sets` sets of tables per image, alpha fourth.
+                unsafe { self.launch::<ClaheApplyColorBatchKernel>(cfg, params) }?;
+            }
         }
         Ok(())
     }
@@ -305,6 +382,21 @@ impl Gpu {
         let src = s.upload_batch(images)?;
         let mut dst = s.alloc_batch_for_output::<Gray8>(&src.sizes())?;
         s.clahe_batch(&src, &mut dst, params)?;
+        s.download_batch(&dst)
+    }
+
+    /// Blocking CLAHE of many color host images, each on its own tiles, per channel or on
+    /// luma; see [`Stream::clahe_color_batch`].
+    pub fn clahe_color_batch<P: Color>(
+        &self,
+        images: &[ImageView<'_, P>],
+        params: Clahe,
+        mode: EqualizeMode,
+    ) -> Result<Vec<Image<P>>> {
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
+        s.clahe_color_batch(&src, &mut dst, params, mode)?;
         s.download_batch(&dst)
     }
 }
