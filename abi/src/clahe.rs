@@ -21,6 +21,11 @@ pub const TABLES_SHARED_BYTES: u32 = (TABLES_WARPS * 256 + 2) * 4;
 /// store where the row allows (`gridDim.x` covers `ceil(width / APPLY_PIXELS)`): at one
 /// byte per thread the kernel kept too few bytes in flight and waited on memory.
 pub const APPLY_PIXELS: u64 = 8;
+
+/// Pixels per thread of the color applies (`gridDim.x` covers `ceil(width /
+/// APPLY_COLOR_PIXELS)`): 12 or 16 bytes in 4-byte words, with half the gray apply's column
+/// weights in registers.
+pub const APPLY_COLOR_PIXELS: u64 = 4;
 /// `mode` of [`ClaheSource`] that reads the luma of the color channels instead of one channel.
 pub const LUMA: u32 = u32::MAX;
 
@@ -230,7 +235,8 @@ kernels! {
     ClaheTablesBatchKernel = clahe_tables_batch(ClaheTablesBatch);
     /// The bilinear apply, gray; 2-D launch over [`APPLY_PIXELS`]-pixel groups, no shared memory.
     ClaheApplyKernel = clahe_apply(ClaheApply);
-    /// The bilinear apply, color (per channel or on luma); 2-D launch, no shared memory.
+    /// The bilinear apply, color (per channel or on luma); 2-D launch over
+    /// [`APPLY_COLOR_PIXELS`]-pixel groups, no shared memory.
     ClaheApplyColorKernel = clahe_apply_color(ClaheApplyColor);
     /// The bilinear apply of a gray batch; as the gray apply per image, `gridDim.z` images.
     ClaheApplyBatchKernel = clahe_apply_batch(ClaheApplyBatch);

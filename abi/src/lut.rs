@@ -55,6 +55,9 @@ pub struct LutBatch {
 kernels! {
     /// Gray, contiguous.
     LutC1Flat = lut_c1_flat(LutFlat);
+    /// Gray, contiguous, from the last vector to the first (after a pass that read the
+    /// image from the first, the part still in L2 comes first).
+    LutC1FlatReversed = lut_c1_flat_reversed(LutFlat);
     /// Gray + alpha, contiguous.
     LutC2Flat = lut_c2_flat(LutFlat);
     /// Three channels, contiguous.

@@ -562,27 +562,32 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
     }
     GRID_WAVES.store(1, Relaxed);
 
-    // Gray equalization, the table in the histogram's last block or in a kernel of its own,
-    // alternated three times on the bench's rotation of inputs (so that L2 does not hold
-    // them), in microseconds.
-    println!("equalize 8K, one launch (table in the histogram's last block) / two (table kernel), us:");
+    // Gray equalization's forms, alternated three times on the bench's rotation of inputs
+    // (so that L2 does not hold them from one call to the next), in microseconds: the table
+    // in the histogram's last block or in a kernel of its own; the apply from the last
+    // vector or from the first.
+    use cuimg::bench::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY};
+    let forms = [(1, 1, "one launch, reversed"), (1, 0, "one launch, forward"), (0, 1, "two launches, reversed")];
+    println!("equalize 8K, us, three rounds of: {}", forms.iter().map(|f| f.2).collect::<Vec<_>>().join(" / "));
     let cases = [("random", gray), ("photo", make::<Gray8>(Data::Photo, w, h, photo, 5)), ("constant", constant)];
     for (name, img) in &cases {
         let srcs = rotation(s, img, sets_for(2 * n));
         let mut outs = rotation(s, img, srcs.len());
         let mut line = format!("{name:<10}");
         for round in 0..3 {
-            for one in [1u32, 0] {
-                cuimg::bench::EQUALIZE_ONE_LAUNCH.store(one, Relaxed);
-                let k = srcs.len();
-                let t = time_gpu(s, 3, 30, |i| s.equalize(&srcs[i % k], &mut outs[i % k])).0;
-                line +=
-                    &format!(" {}{:>7.1}", if one == 1 { if round == 0 { "" } else { " |" } } else { " /" }, t * 1e3);
+            line += if round == 0 { " " } else { " | " };
+            for (k, &(one, reverse, _)) in forms.iter().enumerate() {
+                EQUALIZE_ONE_LAUNCH.store(one, Relaxed);
+                EQUALIZE_REVERSE_APPLY.store(reverse, Relaxed);
+                let m = srcs.len();
+                let t = time_gpu(s, 3, 30, |i| s.equalize(&srcs[i % m], &mut outs[i % m])).0;
+                line += &format!("{}{:.1}", if k == 0 { "" } else { " / " }, t * 1e3);
             }
         }
         println!("{line}");
     }
-    cuimg::bench::EQUALIZE_ONE_LAUNCH.store(1, Relaxed);
+    EQUALIZE_ONE_LAUNCH.store(1, Relaxed);
+    EQUALIZE_REVERSE_APPLY.store(1, Relaxed);
 }
 
 fn end_to_end(gpu: &Gpu, s: &Stream, photo: &Image<Rgb8>) -> BTreeMap<&'static str, f64> {

@@ -3,7 +3,7 @@
 
 use cuimg_abi::copy::{CopyFlat, CopyFlatKernel};
 
-pub use crate::runtime::knobs::{EQUALIZE_ONE_LAUNCH, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
+pub use crate::runtime::knobs::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
 use crate::{DeviceBuffer, Result, Stream};
 
 /// The plain copy kernel over `bytes` (a multiple of 16) of two device buffers: the

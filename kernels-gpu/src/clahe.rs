@@ -18,8 +18,9 @@ use crate::device::thread::{
 };
 use crate::device::vector;
 use cuimg_abi::DevPtr;
+use cuimg_abi::grayscale::Weights;
 use cuimg_abi::clahe::{
-    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheApplyColorBatch, ClaheSource, ClaheTables,
+    APPLY_COLOR_PIXELS, APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheApplyColorBatch, ClaheSource, ClaheTables,
     ClaheTablesBatch, ClaheTablesColorBatch, Geometry, LUMA, TABLES_WARPS, reflect101,
 };
 
@@ -463,41 +464,123 @@ abi!(cuimg_abi::clahe::ClaheApplyColorKernel, clahe_apply_color);
 /// The body of [`clahe_apply_color`], for the batch kernel too.
 ///
 /// # Safety
-/// As for [`clahe_apply_color`]; 2-D over x and y (any `gridDim.z`).
+/// As for [`clahe_apply_color`]; 2-D over x (groups of [`APPLY_COLOR_PIXELS`]) and y (any
+/// `gridDim.z`).
 #[inline(always)]
 unsafe fn apply_color(i: ClaheApply, s: ClaheSource) {
+    // SAFETY (both): forwarded; `channels` is 3 or 4 (the contract).
+    if s.channels == 4 { unsafe { apply_color_n::<4>(i, s) } } else { unsafe { apply_color_n::<3>(i, s) } }
+}
+
+/// The color apply for `C` bytes per pixel: [`APPLY_COLOR_PIXELS`] consecutive pixels of a
+/// row per thread, their column weights made once for all the rows the thread visits, read
+/// and written as `C` 4-byte words where the row allows (as [`apply_gray`] does with bytes).
+///
+/// # Safety
+/// As for [`apply_color`], with `channels == C`.
+#[inline(always)]
+unsafe fn apply_color_n<const C: usize>(i: ClaheApply, s: ClaheSource) {
+    const N: u64 = APPLY_COLOR_PIXELS;
     let (src, dst, luts) = (i.src.ptr(), i.dst.ptr(), i.luts.ptr());
-    let ch = s.channels as u64;
     let set = (i.tiles_x * i.tiles_y) as usize * 256;
-    let [r, g, b] = s.rgb.map(|c| c as usize);
     let tiles = (i.tiles_x, i.tiles_y);
-    for x in grid_stride_x(i.width) {
-        let c = Col::new(x, &i.geometry, i.tiles_x);
-        for y in grid_stride_y(i.height) {
-            let rw = Row::new(y, &i.geometry, tiles);
-            // SAFETY: the contract: pixel (x, y)'s bytes in both images; the tables' sets.
-            unsafe {
-                let (sp, dp) = (src.add((y * i.s_pitch + x * ch) as usize), dst.add((y * i.d_pitch + x * ch) as usize));
-                if s.mode == LUMA {
-                    let (vr, vg, vb) = (*sp.add(r) as i32, *sp.add(g) as i32, *sp.add(b) as i32);
-                    let l = s.weights.luma(vr as u32, vg as u32, vb as u32);
-                    let delta = round_u8(bilinear(luts, &rw, &c, l as usize)) as i32 - l as i32;
-                    *dp.add(r) = (vr + delta).clamp(0, 255) as u8;
-                    *dp.add(g) = (vg + delta).clamp(0, 255) as u8;
-                    *dp.add(b) = (vb + delta).clamp(0, 255) as u8;
-                } else {
-                    for k in 0..3 {
-                        *dp.add(k) = round_u8(bilinear(luts.add(k * set), &rw, &c, *sp.add(k) as usize));
-                    }
+    let geo = &i.geometry;
+    // The luma weights in byte order, picked without indexing by the channel order.
+    let w = s.weights;
+    let pick = |byte: u32| if s.rgb[0] == byte { w.r } else if s.rgb[1] == byte { w.g } else { w.b };
+    let weights = Weights { r: pick(0), g: pick(1), b: pick(2), ..w };
+    let luma = (s.mode == LUMA).then_some(&weights);
+    // Group k starts at byte 4kC of its row: 4-byte aligned when both rows are.
+    let aligned = (i.src.addr() | i.dst.addr() | i.s_pitch | i.d_pitch).is_multiple_of(4);
+    for k in grid_stride_x(i.width.div_ceil(N)) {
+        let x0 = k * N;
+        if aligned && x0 + N <= i.width {
+            let cols: [Col; N as usize] = core::array::from_fn(|p| Col::new(x0 + p as u64, geo, i.tiles_x));
+            for y in grid_stride_y(i.height) {
+                let rw = Row::new(y, geo, tiles);
+                // SAFETY: 4-byte aligned, x0 + N <= width: the group's 4C bytes lie inside
+                // row y of both images.
+                let (sp, dp) = unsafe {
+                    (
+                        src.add((y * i.s_pitch + x0 * C as u64) as usize) as *const u32,
+                        dst.add((y * i.d_pitch + x0 * C as u64) as usize) as *mut u32,
+                    )
+                };
+                let mut words = [0u32; C];
+                for (q, w) in words.iter_mut().enumerate() {
+                    // SAFETY: as above.
+                    *w = unsafe { *sp.add(q) };
                 }
-                if ch == 4 {
-                    *dp.add(3) = *sp.add(3);
+                let mut out = [0u32; C];
+                for (p, c) in cols.iter().enumerate() {
+                    let at = p * C;
+                    let v = |ch: usize| (words[(at + ch) / 4] >> (8 * ((at + ch) % 4))) & 0xff;
+                    let put = |ch: usize, val: u32| out[(at + ch) / 4] |= val << (8 * ((at + ch) % 4));
+                    // SAFETY: the tables (the contract).
+                    unsafe { color_pixel::<C>(luma, luts, set, &rw, c, v, put) };
+                }
+                for (q, w) in out.iter().enumerate() {
+                    // SAFETY: as for the loads.
+                    unsafe { *dp.add(q) = *w };
+                }
+            }
+        } else {
+            for y in grid_stride_y(i.height) {
+                let rw = Row::new(y, geo, tiles);
+                for x in x0..(x0 + N).min(i.width) {
+                    let c = Col::new(x, geo, i.tiles_x);
+                    // SAFETY: x < width, y < height: pixel (x, y)'s C bytes in both images.
+                    let (sp, dp) = unsafe {
+                        (src.add((y * i.s_pitch + x * C as u64) as usize), dst.add((y * i.d_pitch + x * C as u64) as usize))
+                    };
+                    // SAFETY (both): ch < C, inside the pixel.
+                    let v = |ch: usize| unsafe { *sp.add(ch) } as u32;
+                    // SAFETY: the tables; ch < C, inside the pixel.
+                    unsafe { color_pixel::<C>(luma, luts, set, &rw, &c, v, |ch, val| *dp.add(ch) = val as u8) };
                 }
             }
         }
     }
 }
 
+/// One color pixel (byte `ch` of it is `v(ch)`) through the tables at row and column weights
+/// `rw`, `c`, written through `out(ch, value)`: on luma (`luma`: its weights in byte order), every
+/// color byte moves by the luma's change; per channel, byte k through set k (`set` bytes
+/// apart); alpha (byte 3 of 4) copied.
+///
+/// # Safety
+/// `luts` holds the sets and tiles `rw` and `c` index; `v` returns byte values.
+#[inline(always)]
+unsafe fn color_pixel<const C: usize>(
+    luma: Option<&Weights>,
+    luts: *const u8,
+    set: usize,
+    rw: &Row,
+    c: &Col,
+    v: impl Fn(usize) -> u32,
+    mut out: impl FnMut(usize, u32),
+) {
+    if let Some(weights) = luma {
+        // Bytes 0, 1, 2 with `weights` in byte order: every color byte moves alike, so no
+        // index depends on the channel order (a run-time index into the pixel's words would
+        // put them in local memory).
+        let (v0, v1, v2) = (v(0), v(1), v(2));
+        let l = weights.luma(v0, v1, v2);
+        // SAFETY: the first set; l < 256.
+        let delta = round_u8(unsafe { bilinear(luts, rw, c, l as usize) }) as i32 - l as i32;
+        out(0, (v0 as i32 + delta).clamp(0, 255) as u32);
+        out(1, (v1 as i32 + delta).clamp(0, 255) as u32);
+        out(2, (v2 as i32 + delta).clamp(0, 255) as u32);
+    } else {
+        for k in 0..3 {
+            // SAFETY: set k of the three; a byte value.
+            out(k, round_u8(unsafe { bilinear(luts.add(k * set), rw, c, v(k) as usize) }) as u32);
+        }
+    }
+    if C == 4 {
+        out(3, v(3));
+    }
+}
 
 /// A gray batch: image `blockIdx.z` through its tables, its geometry worked out here.
 ///

@@ -13,13 +13,13 @@ use cuimg_abi::lut::{LutBatch, LutFlat, LutPitched};
 /// `src` and `dst` hold `n * C` bytes, 16-byte aligned; `lut` holds `256 * C` bytes; 1-D
 /// launch with `lut::shared_bytes(C)` bytes of shared memory.
 #[inline(always)]
-unsafe fn lut_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+unsafe fn lut_flat<const C: usize, const REVERSE: bool>(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
     // SAFETY: the launch contract.
     let t = unsafe { load_tables(lut, C as u32) };
     let groups = n / 16;
     if C == 1 {
         // SAFETY: the launch contract; tables from load_tables with one channel.
-        unsafe { lut_gray_vectors(src, dst, groups, t) };
+        unsafe { lut_gray_vectors::<REVERSE>(src, dst, groups, t) };
     } else {
         // SAFETY: the launch contract.
         unsafe { lut_interleaved::<C>(src, dst, groups, t) };
@@ -36,12 +36,15 @@ unsafe fn lut_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, lut: *c
 
 /// One channel: four 16-byte vectors in flight per thread (loads first, lookups after), each
 /// of the four warp-wide loads coalesced; one vector per step left too little in flight to
-/// cover memory latency (0.68 of copy bandwidth).
+/// cover memory latency (0.68 of copy bandwidth). `REVERSE` walks the vectors from the last
+/// (each warp's loads still contiguous): after a pass that read the image from the first, the
+/// most recently read part, still in L2, comes first.
 ///
 /// # Safety
 /// `src`, `dst`: `16 * vectors` bytes, 16-byte aligned; `t` from [`load_tables`].
 #[inline(always)]
-unsafe fn lut_gray_vectors(src: *const u8, dst: *mut u8, vectors: u64, t: *const u8) {
+unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, vectors: u64, t: *const u8) {
+    let at = |i: u64| if REVERSE { vectors - 1 - i } else { i };
     let step = grid_size();
     let mut base = index_1d();
     while base < vectors {
@@ -49,8 +52,8 @@ unsafe fn lut_gray_vectors(src: *const u8, dst: *mut u8, vectors: u64, t: *const
         for (k, slot) in v.iter_mut().enumerate() {
             let i = base + k as u64 * step;
             if i < vectors {
-                // SAFETY: i < vectors.
-                *slot = unsafe { vector::load(src, i) };
+                // SAFETY: i < vectors, so at(i) < vectors.
+                *slot = unsafe { vector::load(src, at(i)) };
             }
         }
         for (k, slot) in v.iter().enumerate() {
@@ -61,8 +64,8 @@ unsafe fn lut_gray_vectors(src: *const u8, dst: *mut u8, vectors: u64, t: *const
                     // SAFETY: byte values are < 256; one table.
                     *o = unsafe { lookup(t, 0, slot.byte(j)) };
                 }
-                // SAFETY: i < vectors.
-                unsafe { vector::store(dst, i, V16::from_bytes(&out)) };
+                // SAFETY: i < vectors, so at(i) < vectors.
+                unsafe { vector::store(dst, at(i), V16::from_bytes(&out)) };
             }
         }
         base += 4 * step;
@@ -99,9 +102,21 @@ unsafe fn lut_interleaved<const C: usize>(src: *const u8, dst: *mut u8, groups: 
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn lut_c1_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<1>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
+    unsafe { lut_flat::<1, false>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
 abi!(cuimg_abi::lut::LutC1Flat, lut_c1_flat);
+
+/// Gray8, contiguous, the vectors taken from the last to the first: equalization's apply,
+/// right after the histogram read the image from the first. See [`lut_gray_vectors`].
+///
+/// # Safety
+/// See [`lut_flat`] with `C = 1`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn lut_c1_flat_reversed(p: LutFlat) {
+    // SAFETY: forwarded contract.
+    unsafe { lut_flat::<1, true>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
+}
+abi!(cuimg_abi::lut::LutC1FlatReversed, lut_c1_flat_reversed);
 
 /// Two channels (gray + alpha), contiguous. See [`lut_flat`].
 ///
@@ -110,7 +125,7 @@ abi!(cuimg_abi::lut::LutC1Flat, lut_c1_flat);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn lut_c2_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<2>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
+    unsafe { lut_flat::<2, false>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
 abi!(cuimg_abi::lut::LutC2Flat, lut_c2_flat);
 
@@ -121,7 +136,7 @@ abi!(cuimg_abi::lut::LutC2Flat, lut_c2_flat);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn lut_c3_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<3>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
+    unsafe { lut_flat::<3, false>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
 abi!(cuimg_abi::lut::LutC3Flat, lut_c3_flat);
 
@@ -132,7 +147,7 @@ abi!(cuimg_abi::lut::LutC3Flat, lut_c3_flat);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn lut_c4_flat(p: LutFlat) {
     // SAFETY: forwarded contract.
-    unsafe { lut_flat::<4>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
+    unsafe { lut_flat::<4, false>(p.src.ptr(), p.dst.ptr(), p.n, p.lut.ptr()) }
 }
 abi!(cuimg_abi::lut::LutC4Flat, lut_c4_flat);
 
@@ -176,7 +191,7 @@ macro_rules! lut_batch {
             // SAFETY: forwarded contract.
             unsafe {
                 let ((src, width, height), (dst, ..)) = (batch_image(p.src), batch_image(p.dst));
-                lut_flat::<$c>(src, dst, width * height, p.lut.offset(z * p.lut_stride).ptr())
+                lut_flat::<$c, false>(src, dst, width * height, p.lut.offset(z * p.lut_stride).ptr())
             }
         }
         abi!(cuimg_abi::lut::$marker, $name);

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "bench-knobs")]
 mod imp {
+    use crate::ops::lut::Order;
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
     /// Grid size of the 1-D kernels, in waves of resident blocks (1 = one block per resident
@@ -22,6 +23,10 @@ mod imp {
     /// (the last block builds the table), 0 = the histogram, then a one-block table kernel.
     pub static EQUALIZE_ONE_LAUNCH: AtomicU32 = AtomicU32::new(1);
 
+    /// Gray equalization's apply on whole images: 1 = from the last vector to the first
+    /// (the part of the image the histogram read last, still in L2, first), 0 = forward.
+    pub static EQUALIZE_REVERSE_APPLY: AtomicU32 = AtomicU32::new(1);
+
     pub fn grid_waves() -> u32 {
         GRID_WAVES.load(Relaxed).max(1)
     }
@@ -37,10 +42,16 @@ mod imp {
     pub fn equalize_one_launch() -> bool {
         EQUALIZE_ONE_LAUNCH.load(Relaxed) == 1
     }
+
+    pub fn equalize_apply_order() -> Order {
+        if EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1 { Order::Reverse } else { Order::Forward }
+    }
 }
 
 #[cfg(not(feature = "bench-knobs"))]
 mod imp {
+    use crate::ops::lut::Order;
+
     pub fn grid_waves() -> u32 {
         1
     }
@@ -56,8 +67,12 @@ mod imp {
     pub fn equalize_one_launch() -> bool {
         true
     }
+
+    pub fn equalize_apply_order() -> Order {
+        Order::Reverse
+    }
 }
 
 #[cfg(feature = "bench-knobs")]
-pub use imp::{EQUALIZE_ONE_LAUNCH, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
-pub(crate) use imp::{equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves};
+pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
+pub(crate) use imp::{equalize_apply_order, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves};

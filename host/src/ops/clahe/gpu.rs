@@ -4,10 +4,10 @@
 
 use cudarc::driver::LaunchConfig;
 use cuimg_abi::clahe::{
-    APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyBatchKernel, ClaheApplyColor, ClaheApplyColorBatch,
-    ClaheApplyColorBatchKernel, ClaheApplyColorKernel, ClaheApplyKernel, ClaheSource, ClaheTables, ClaheTablesBatch,
-    ClaheTablesBatchKernel, ClaheTablesColorBatch, ClaheTablesColorBatchKernel, ClaheTablesKernel, Geometry, LUMA,
-    TABLES_BLOCK, TABLES_SHARED_BYTES,
+    APPLY_COLOR_PIXELS, APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyBatchKernel, ClaheApplyColor,
+    ClaheApplyColorBatch, ClaheApplyColorBatchKernel, ClaheApplyColorKernel, ClaheApplyKernel, ClaheSource,
+    ClaheTables, ClaheTablesBatch, ClaheTablesBatchKernel, ClaheTablesColorBatch, ClaheTablesColorBatchKernel,
+    ClaheTablesKernel, Geometry, LUMA, TABLES_BLOCK, TABLES_SHARED_BYTES,
 };
 use cuimg_abi::{BLOCK, DevPtr, DevPtrMut};
 
@@ -194,7 +194,8 @@ impl Stream {
             // written by the launch before, on this stream.
             unsafe { self.launch::<ClaheApplyKernel>(cfg, image) }
         } else {
-            let cfg = self.planar::<ClaheApplyColorKernel>(image.width, image.height, 0)?;
+            let cfg =
+                self.planar::<ClaheApplyColorKernel>(image.width.div_ceil(APPLY_COLOR_PIXELS), image.height, 0)?;
             // SAFETY: as above, with `channels` bytes per pixel (3 or 4, alpha fourth) and
             // `sets` sets of tables (3 per channel, 1 on luma, as the kernel reads them).
             unsafe { self.launch::<ClaheApplyColorKernel>(cfg, ClaheApplyColor { image, source }) }
@@ -335,7 +336,9 @@ impl Stream {
                 unsafe { self.launch::<ClaheApplyBatchKernel>(cfg, params) }?;
             } else {
                 let params = ClaheApplyColorBatch { src: src_table, dst: dst_table, luts, tiles: params.abi(), source };
-                let cfg = self.batch_config::<ClaheApplyColorBatchKernel>((w, h), (32, BLOCK / 32), chunk.count, 0)?;
+                let per_image = (w.div_ceil(APPLY_COLOR_PIXELS), h);
+                let cfg =
+                    self.batch_config::<ClaheApplyColorBatchKernel>(per_image, (32, BLOCK / 32), chunk.count, 0)?;
                 // SAFETY: as above, color: `sets` sets of tables per image, alpha fourth.
                 unsafe { self.launch::<ClaheApplyColorBatchKernel>(cfg, params) }?;
             }

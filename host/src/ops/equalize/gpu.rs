@@ -87,7 +87,7 @@ impl Stream {
     /// channel) through the identity.
     fn equalize_per_channel<P: Pixel>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
         let tables = self.equalization_tables(src)?;
-        self.apply_lut_at(src, dst, tables)
+        self.apply_lut_at(src, dst, tables, knobs::equalize_apply_order())
     }
 
     /// The equalization tables of `src`, one per channel (alpha, the last channel where there
@@ -144,7 +144,7 @@ impl Stream {
         validate::countable(img.width(), img.height())?;
         self.check_context("the equalize image", img.img.buf.context())?;
         let tables = self.equalization_tables(&img.as_view())?;
-        self.apply_lut_in_place_at(&mut img, tables)
+        self.apply_lut_in_place_at(&mut img, tables, knobs::equalize_apply_order())
     }
 
     fn equalize_luma<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {

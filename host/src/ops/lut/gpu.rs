@@ -1,8 +1,8 @@
 //! Lookup tables on the GPU.
 
 use cuimg_abi::lut::{
-    LutBatch, LutC1Batch, LutC1Flat, LutC2Batch, LutC2Flat, LutC3Batch, LutC3Flat, LutC4Batch, LutC4Flat, LutFlat,
-    LutPitched, LutPitchedKernel, shared_bytes,
+    LutBatch, LutC1Batch, LutC1Flat, LutC1FlatReversed, LutC2Batch, LutC2Flat, LutC3Batch, LutC3Flat, LutC4Batch,
+    LutC4Flat, LutFlat, LutPitched, LutPitchedKernel, shared_bytes,
 };
 use cuimg_abi::{BLOCK, DevPtr, DevPtrMut, Kernel};
 
@@ -54,6 +54,15 @@ impl DeviceLuts {
     }
 }
 
+/// The order a contiguous gray image is walked in. Equalization applies its table right
+/// after the histogram read the image from the first byte: walked from the last, the part of
+/// the image still in L2 is read first, before the apply's own traffic evicts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    Forward,
+    Reverse,
+}
+
 impl Stream {
     /// One table per channel (1 to 4 of them), copied to the device.
     pub fn upload_luts(&self, luts: &[Lut]) -> Result<DeviceLuts> {
@@ -94,7 +103,7 @@ impl Stream {
         }
         self.check_context("the lookup tables", luts.buf.context())?;
         let tables = luts.buf.read(&self.raw)?;
-        self.apply_lut_at(&src, &mut dst, tables.ptr())
+        self.apply_lut_at(&src, &mut dst, tables.ptr(), Order::Forward)
     }
 
     /// `img = table[c](img)` for each channel `c`, in place (no second image needed).
@@ -122,7 +131,7 @@ impl Stream {
         }
         self.check_context("the lookup tables", luts.buf.context())?;
         let tables = luts.buf.read(&self.raw)?;
-        self.apply_lut_in_place_at(&mut img, tables.ptr())
+        self.apply_lut_in_place_at(&mut img, tables.ptr(), Order::Forward)
     }
 
     /// Applies the tables at `lut` (256 bytes per channel, ordered by the caller's guard) to
@@ -132,11 +141,12 @@ impl Stream {
         src: &DeviceView<'_, P>,
         dst: &mut DeviceViewMut<'_, P>,
         lut: DevPtr<u8>,
+        order: Order,
     ) -> Result<()> {
         let (sl, dl) = (src.layout(), dst.layout());
         let (s, _read) = src.ptr(&self.raw)?;
         let (d, _write) = dst.ptr_mut(&self.raw)?;
-        self.lut_launch::<P>((s, sl), (d, dl), lut)
+        self.lut_launch::<P>((s, sl), (d, dl), lut, order)
     }
 
     /// `img = table[c](img)` in place: each element is read and written by the same thread.
@@ -145,10 +155,11 @@ impl Stream {
         &self,
         img: &mut DeviceViewMut<'_, P>,
         lut: DevPtr<u8>,
+        order: Order,
     ) -> Result<()> {
         let l = img.layout();
         let (d, _write) = img.ptr_mut(&self.raw)?;
-        self.lut_launch::<P>((d.as_const(), l), (d, l), lut)
+        self.lut_launch::<P>((d.as_const(), l), (d, l), lut, order)
     }
 
     /// The LUT kernel for a source and destination of the same size (possibly the same
@@ -158,11 +169,13 @@ impl Stream {
         (s, sl): (DevPtr<u8>, Layout),
         (d, dl): (DevPtrMut<u8>, Layout),
         lut: DevPtr<u8>,
+        order: Order,
     ) -> Result<()> {
         let smem = shared_bytes(P::CHANNELS as u32);
         if sl.flat && dl.flat {
             let params = LutFlat { src: s, dst: d, n: sl.width as u64 * sl.height as u64, lut };
             return match P::LAYOUT {
+                Channels::One if order == Order::Reverse => self.lut_flat::<LutC1FlatReversed>(params, smem),
                 Channels::One => self.lut_flat::<LutC1Flat>(params, smem),
                 Channels::Two => self.lut_flat::<LutC2Flat>(params, smem),
                 Channels::Three => self.lut_flat::<LutC3Flat>(params, smem),
@@ -223,7 +236,7 @@ impl Gpu {
         let d_src = s.upload(src)?;
         let mut d_dst = s.alloc_for_output::<P>(src.width(), src.height())?;
         let tables = d_luts.buf.read(&s.raw)?;
-        s.apply_lut_at(&d_src.view(), &mut d_dst.view_mut(), tables.ptr())?;
+        s.apply_lut_at(&d_src.view(), &mut d_dst.view_mut(), tables.ptr(), Order::Forward)?;
         drop(tables);
         s.download(&d_dst)
     }

@@ -4,6 +4,7 @@ pub(crate) mod cpu;
 mod gpu;
 
 pub use gpu::DeviceLuts;
+pub(crate) use gpu::Order;
 
 use crate::error::{Error, Result};
 
