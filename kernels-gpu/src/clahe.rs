@@ -18,11 +18,11 @@ use crate::device::thread::{
 };
 use crate::device::vector;
 use cuimg_abi::DevPtr;
-use cuimg_abi::grayscale::Weights;
 use cuimg_abi::clahe::{
-    APPLY_COLOR_PIXELS, APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheApplyColorBatch, ClaheSource, ClaheTables,
-    ClaheTablesBatch, ClaheTablesColorBatch, Geometry, LUMA, TABLES_WARPS, reflect101,
+    APPLY_COLOR_PIXELS, APPLY_PIXELS, ClaheApply, ClaheApplyBatch, ClaheApplyColor, ClaheApplyColorBatch, ClaheSource,
+    ClaheTables, ClaheTablesBatch, ClaheTablesColorBatch, Geometry, LUMA, TABLES_WARPS, reflect101,
 };
+use cuimg_abi::grayscale::Weights;
 
 /// OpenCV's `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped.
 #[inline(always)]
@@ -258,7 +258,6 @@ unsafe fn source_tables(img: Img, g: Geometry, tiles_x: u32, set: Set, s: ClaheS
     }
 }
 
-
 /// The tables of a gray batch: image `blockIdx.z`, its geometry worked out here.
 ///
 /// # Safety
@@ -487,7 +486,15 @@ unsafe fn apply_color_n<const C: usize>(i: ClaheApply, s: ClaheSource) {
     let geo = &i.geometry;
     // The luma weights in byte order, picked without indexing by the channel order.
     let w = s.weights;
-    let pick = |byte: u32| if s.rgb[0] == byte { w.r } else if s.rgb[1] == byte { w.g } else { w.b };
+    let pick = |byte: u32| {
+        if s.rgb[0] == byte {
+            w.r
+        } else if s.rgb[1] == byte {
+            w.g
+        } else {
+            w.b
+        }
+    };
     let weights = Weights { r: pick(0), g: pick(1), b: pick(2), ..w };
     let luma = (s.mode == LUMA).then_some(&weights);
     // Group k starts at byte 4kC of its row: 4-byte aligned when both rows are.
@@ -531,7 +538,10 @@ unsafe fn apply_color_n<const C: usize>(i: ClaheApply, s: ClaheSource) {
                     let c = Col::new(x, geo, i.tiles_x);
                     // SAFETY: x < width, y < height: pixel (x, y)'s C bytes in both images.
                     let (sp, dp) = unsafe {
-                        (src.add((y * i.s_pitch + x * C as u64) as usize), dst.add((y * i.d_pitch + x * C as u64) as usize))
+                        (
+                            src.add((y * i.s_pitch + x * C as u64) as usize),
+                            dst.add((y * i.d_pitch + x * C as u64) as usize),
+                        )
                     };
                     // SAFETY (both): ch < C, inside the pixel.
                     let v = |ch: usize| unsafe { *sp.add(ch) } as u32;

@@ -12,7 +12,15 @@
 //!
 //! Indices are `u64` wherever they address image bytes, so images past 2^32 bytes work.
 #![no_std]
-#![feature(abi_ptx, asm_experimental_arch, stdarch_nvptx, core_intrinsics, gpu_intrinsics, core_float_math, gpu_launch_sized_workgroup_mem)]
+#![feature(
+    abi_ptx,
+    asm_experimental_arch,
+    stdarch_nvptx,
+    core_intrinsics,
+    gpu_intrinsics,
+    core_float_math,
+    gpu_launch_sized_workgroup_mem
+)]
 #![allow(internal_features)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
