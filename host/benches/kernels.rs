@@ -197,6 +197,30 @@ struct Row {
 }
 
 impl Row {
+    /// A row without CPU baselines or a same-size copy: `t` is (median, min) ms.
+    fn gpu_only(
+        op: &'static str,
+        size: &'static str,
+        megapixels: f64,
+        data: &'static str,
+        t: (f64, f64),
+        bytes: u64,
+    ) -> Row {
+        Row {
+            op,
+            size,
+            megapixels,
+            data,
+            gpu_ms: t.0,
+            gpu_min_ms: t.1,
+            bytes,
+            cpu_serial_ms: None,
+            cpu_rayon_ms: None,
+            image_crate_ms: None,
+            same_size_copy_gbps: 0.0,
+        }
+    }
+
     fn gbps(&self) -> f64 {
         self.bytes as f64 / (self.gpu_ms * 1e-3) / 1e9
     }
@@ -325,33 +349,9 @@ fn main() {
                 });
                 let want = cpu::equalize_color(&rgb.view(), cuimg::EqualizeMode::Luma).unwrap();
                 assert_eq!(s.download(&eq[last]).unwrap(), want, "equalize RGB8 luma {size} {dn}");
-                rows.push(Row {
-                    op: "equalize RGB8 luma",
-                    size,
-                    megapixels: mp,
-                    data: dn,
-                    gpu_ms: luma.0,
-                    gpu_min_ms: luma.1,
-                    bytes: 9 * n,
-                    cpu_serial_ms: None,
-                    cpu_rayon_ms: None,
-                    image_crate_ms: None,
-                    same_size_copy_gbps: 0.0,
-                });
-                for (op, (med, min)) in [("grayscale+histogram fused", fused), ("grayscale then histogram", unfused)] {
-                    rows.push(Row {
-                        op,
-                        size,
-                        megapixels: mp,
-                        data: dn,
-                        gpu_ms: med,
-                        gpu_min_ms: min,
-                        bytes: 4 * n,
-                        cpu_serial_ms: None,
-                        cpu_rayon_ms: None,
-                        image_crate_ms: None,
-                        same_size_copy_gbps: 0.0,
-                    });
+                rows.push(Row::gpu_only("equalize RGB8 luma", size, mp, dn, luma, 9 * n));
+                for (op, t) in [("grayscale+histogram fused", fused), ("grayscale then histogram", unfused)] {
+                    rows.push(Row::gpu_only(op, size, mp, dn, t, 4 * n));
                 }
             }
 
