@@ -20,13 +20,8 @@ unsafe fn gray_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, w: Wei
     for g in grid_stride_1d(groups) {
         // SAFETY: group g < n / 16 lies inside the `n * C` source bytes.
         let words = unsafe { vector::load_group::<C>(src, g) };
-        let byte = |i: usize| (words[i / 4] >> (8 * (i % 4))) & 0xff;
-        let mut out = [0u32; 16];
-        for (p, o) in out.iter_mut().enumerate() {
-            *o = w.luma(byte(p * C), byte(p * C + 1), byte(p * C + 2));
-        }
         // SAFETY: vector `g` lies inside the `n` destination bytes.
-        unsafe { vector::store(dst, g, V16::from_bytes(&out)) };
+        unsafe { vector::store(dst, g, luma_group::<C>(&words, w)) };
     }
     // The last n % 16 pixels, one per thread.
     let tail = groups * 16;
@@ -39,6 +34,18 @@ unsafe fn gray_flat<const C: usize>(src: *const u8, dst: *mut u8, n: u64, w: Wei
             *dst.add(i as usize) = y as u8;
         }
     }
+}
+
+/// The luma of a group of 16 pixels of `C` interleaved bytes (`vector::load_group`'s words;
+/// channel 0 weighted by `r`, 1 by `g`, 2 by `b`), as one vector of 16 gray bytes.
+#[inline(always)]
+pub(crate) fn luma_group<const C: usize>(words: &[u32; 16], w: Weights) -> V16 {
+    let byte = |i: usize| (words[i / 4] >> (8 * (i % 4))) & 0xff;
+    let mut out = [0u32; 16];
+    for (p, o) in out.iter_mut().enumerate() {
+        *o = w.luma(byte(p * C), byte(p * C + 1), byte(p * C + 2));
+    }
+    V16::from_bytes(&out)
 }
 
 /// RGB8/BGR8 -> Gray8, contiguous. See [`gray_flat`].

@@ -4,7 +4,8 @@
 
 use crate::device::atomic;
 use crate::device::thread::{grid_stride_1d, index_1d};
-use crate::device::vector::{self, V16};
+use crate::device::vector;
+use crate::grayscale;
 use crate::histogram::{self, Run};
 use cuimg_abi::DevPtrMut;
 use cuimg_abi::grayscale::GrayFlat;
@@ -29,12 +30,7 @@ unsafe fn gray_histogram_flat<const C: usize, const WRITE: bool>(p: GrayHistogra
     for g in grid_stride_1d(groups) {
         // SAFETY: group g < n / 16 lies inside the `n * C` source bytes.
         let words = unsafe { vector::load_group::<C>(src, g) };
-        let byte = |i: usize| (words[i / 4] >> (8 * (i % 4))) & 0xff;
-        let mut out = [0u32; 16];
-        for (p, o) in out.iter_mut().enumerate() {
-            *o = w.luma(byte(p * C), byte(p * C + 1), byte(p * C + 2));
-        }
-        let v = V16::from_bytes(&out);
+        let v = grayscale::luma_group::<C>(&words, w);
         if WRITE {
             // SAFETY: vector `g` lies inside the `n` destination bytes.
             unsafe { vector::store(dst, g, v) };
