@@ -30,6 +30,7 @@ const SIZES: [(u32, u32, &str); 3] = [(1920, 1080, "1080p"), (3840, 2160, "4K"),
 struct Opts {
     quick: bool,
     sweep: bool,
+    knobs: bool,
     profile: bool,
     replot: Option<PathBuf>,
     out: PathBuf,
@@ -40,6 +41,7 @@ fn opts() -> Opts {
     let mut o = Opts {
         quick: false,
         sweep: false,
+        knobs: false,
         profile: false,
         replot: None,
         out: PathBuf::from("bench-out"),
@@ -50,13 +52,14 @@ fn opts() -> Opts {
         match a.as_str() {
             "--quick" => o.quick = true,
             "--sweep" => o.sweep = true,
+            "--knobs" => o.knobs = true,
             "--profile" => o.profile = true,
             "--replot" => o.replot = Some(args.next().expect("--replot bench.json").into()),
             "--out" => o.out = args.next().expect("--out DIR").into(),
             "--images" => o.images = args.next().expect("--images DIR").into(),
             "--bench" => {}
             other => panic!(
-                "unknown argument {other}; use [--quick | --sweep | --profile | --replot FILE] [--out DIR] [--images DIR]"
+                "unknown argument {other}; use [--quick | --sweep | --knobs | --profile | --replot FILE] [--out DIR] [--images DIR]"
             ),
         }
     }
@@ -251,6 +254,10 @@ fn main() {
         rayon::current_num_threads()
     );
     let photo = cuimg::io::load_rgb(o.images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
+    if o.knobs {
+        sweep_knobs(&s, &photo);
+        return;
+    }
     if o.profile || o.sweep {
         sweep(&s, &photo, o.profile);
         return;
@@ -492,7 +499,7 @@ fn main() {
 /// `--sweep`: the 8K kernels under each tuning knob, for choosing defaults; `--profile`:
 /// one launch of each at 8K, for `ncu`.
 fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
-    use cuimg::bench::{GRAY_HISTOGRAM, GRID_WAVES};
+    use cuimg::bench::GRAY_HISTOGRAM;
     use std::sync::atomic::Ordering::Relaxed;
     let (w, h) = (7680, 4320);
     let n = w as u64 * h as u64;
@@ -526,6 +533,121 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
         );
         return;
     }
+    let copy = copy_ceiling(s);
+    println!(
+        "sweep at 8K ({}): each case as isolated calls (the GPU idle before each, the host's\n\
+         submission inside the event window), the host's time per call, and back-to-back calls\n\
+         (the GPU's own time once the host is ahead); us",
+        s.gpu().startup().code
+    );
+    println!("{:<22} {:>9} {:>10} {:>8} {:>12} {:>9}", "op", "data", "isolated", "host", "back-to-back", "of copy");
+    let mut rows = Vec::new();
+    let mut row = |op: &str, data: &str, bytes: u64, m: common::Modes| {
+        let frac = bytes as f64 / (m.queued_ms * 1e-3) / 1e9 / copy;
+        println!(
+            "{op:<22} {data:>9} {:>10.1} {:>8.1} {:>12.1} {:>9.2}",
+            m.isolated_ms * 1e3,
+            m.host_us,
+            m.queued_ms * 1e3,
+            frac
+        );
+        rows.push(json!({"op": op, "data": data, "bytes": bytes, "isolated_us": m.isolated_ms * 1e3,
+            "host_us": m.host_us, "back_to_back_us": m.queued_ms * 1e3}));
+    };
+    let (runs, per_round) = (30, 20);
+    for data in [Data::Random, Data::Photo, Data::Constant] {
+        let dn = data.name();
+        let rgb = make::<Rgb8>(data, w, h, photo, 1);
+        let gray = make::<Gray8>(data, w, h, photo, 3);
+        {
+            let sets = sets_for(4 * n);
+            let ins = rotation(s, &rgb, sets);
+            let mut outs: Vec<DeviceImage<Gray8>> = (0..sets).map(|_| s.alloc::<Gray8>(w, h).unwrap()).collect();
+            let m = common::time_modes(s, runs, per_round, |i| {
+                s.grayscale(&ins[i % sets], &mut outs[i % sets], GrayWeights::Bt601)
+            });
+            row("grayscale RGB8", dn, 4 * n, m);
+            let m = common::time_modes(s, runs, per_round, |i| {
+                s.grayscale_histogram(&ins[i % sets], &mut outs[i % sets], &mut bins, GrayWeights::Bt601)
+            });
+            row("grayscale+histogram", dn, 4 * n, m);
+            let want = cpu::grayscale_histogram(&rgb.view(), GrayWeights::Bt601).unwrap();
+            assert_eq!(s.download_histogram(&bins).unwrap(), want.1, "fused histogram {dn}");
+        }
+        let sets = sets_for(2 * n);
+        let ins = rotation(s, &gray, sets);
+        let mut outs: Vec<DeviceImage<Gray8>> = (0..sets).map(|_| s.alloc::<Gray8>(w, h).unwrap()).collect();
+        let m = common::time_modes(s, runs, per_round, |i| s.histogram(&ins[i % sets], &mut bins));
+        row("histogram", dn, n, m);
+        assert_eq!(s.download_histogram(&bins).unwrap(), cpu::histogram(&gray.view()).unwrap(), "histogram {dn}");
+        let m = common::time_modes(s, runs, per_round, |i| s.apply_lut(&ins[i % sets], &mut outs[i % sets], &lut));
+        row("LUT", dn, 2 * n, m);
+        let m = common::time_modes(s, runs, per_round, |i| s.equalize(&ins[i % sets], &mut outs[i % sets]));
+        row("equalize", dn, 3 * n, m);
+        assert_eq!(s.download(&outs[0]).unwrap(), cpu::equalize(&gray.view()).unwrap(), "equalize {dn}");
+    }
+    drop((d_rgb, d_gray, d_const));
+    // Gather f32 (data-independent): the call as the full bench times it (its index check, a
+    // copy back and a wait, inside the window), and the gather alone, checked after the window.
+    let src: Vec<f32> = (0..n).map(|i| (i % 251) as f32).collect();
+    let d_src = s.upload_slice(&src).unwrap();
+    for (op, random) in [("gather f32 identity", false), ("gather f32 random", true)] {
+        let idx: Vec<u32> = if random {
+            let mut r = SmallRng::seed_from_u64(4);
+            (0..n).map(|_| r.random_range(0..n as u32)).collect()
+        } else {
+            (0..n as u32).collect()
+        };
+        let d_idx = s.upload_slice(&idx).unwrap();
+        let m = common::time_modes(s, 10, 5, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check());
+        row(op, "checked", 12 * n, m);
+        let mut checks = Vec::new();
+        let m = common::time_modes(s, 10, 5, |_| {
+            // A pending check borrows the stream and the indices, not the output, so the next
+            // gather can be queued; the checks run after the window.
+            checks.push(s.gather(&d_src, &d_idx, &mut d_out)?);
+            Ok(())
+        });
+        for c in checks {
+            c.check().expect("every index in range");
+        }
+        row(op, "alone", 12 * n, m);
+        let got = s.download_slice(&d_out).unwrap();
+        assert!(got.iter().zip(&idx).all(|(&g, &j)| g == src[j as usize]), "{op}");
+    }
+    let m = common::time_modes(s, 10, 5, |_| cuimg::bench::copy_kernel(s, &a, &mut b));
+    row("SM copy kernel 1 GiB", "-", 2 << 30, m);
+    let out = std::path::Path::new(&std::env::var("OUT").unwrap_or_else(|_| "bench-out".into())).join("sweep.json");
+    let _ = std::fs::create_dir_all(out.parent().unwrap());
+    let code = s.gpu().startup().code.to_string();
+    let module = std::env::var("CUIMG_MODULE").unwrap_or_default();
+    let json = json!({"device": s.gpu().name(), "code": code, "module": module, "copy_gbps": copy, "rows": rows});
+    std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    println!("wrote {}", out.display());
+}
+
+/// `--knobs`: the 8K kernels under each tuning knob (grid waves, the gray histogram's two
+/// kernels, equalization's forms), for choosing the defaults.
+fn sweep_knobs(s: &Stream, photo: &Image<Rgb8>) {
+    use cuimg::bench::{GRAY_HISTOGRAM, GRID_WAVES};
+    use std::sync::atomic::Ordering::Relaxed;
+    let (w, h) = (7680, 4320);
+    let n = w as u64 * h as u64;
+    let rgb = make::<Rgb8>(Data::Random, w, h, &Image::new(1, 1), 1);
+    let gray = make::<Gray8>(Data::Random, w, h, &Image::new(1, 1), 3);
+    let constant = Image::<Gray8>::filled(w, h, 77);
+    let d_rgb = s.upload(&rgb.view()).unwrap();
+    let d_gray = s.upload(&gray.view()).unwrap();
+    let d_const = s.upload(&constant.view()).unwrap();
+    let mut out = s.alloc::<Gray8>(w, h).unwrap();
+    let mut bins = s.alloc_histogram(1).unwrap();
+    let lut = s.upload_lut::<Gray8>(&Lut::gamma(2.2)).unwrap();
+    let idx: Vec<u32> = (0..n as u32).collect();
+    let d_src = s.upload_slice(&vec![1.5f32; n as usize]).unwrap();
+    let d_idx = s.upload_slice(&idx).unwrap();
+    let mut d_out = s.alloc_slice::<f32>(n as usize).unwrap();
+    let a = s.alloc_slice::<u8>(1 << 30).unwrap();
+    let mut b = s.alloc_slice::<u8>(1 << 30).unwrap();
     let (copy_ms, _) = time_gpu(s, 3, 20, |_| s.copy_slice(&a, &mut b));
     let copy = 2.0 * (1u64 << 30) as f64 / (copy_ms * 1e-3) / 1e9;
     println!("sweep at 8K, random data (constant where said); copy {copy:.0} GB/s; fraction of copy:");

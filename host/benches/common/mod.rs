@@ -62,3 +62,42 @@ pub fn copy_ceiling(s: &Stream) -> f64 {
     println!("copy bandwidth: {gbps:.0} GB/s (1 GiB device-to-device, read + write, median of 20)");
     gbps
 }
+
+/// One case timed two ways, for telling the GPU's time from the host's.
+pub struct Modes {
+    /// Median ms of isolated calls between two events, the GPU idle before each (what
+    /// [`time_gpu`] reports): the host's submission is inside the window.
+    pub isolated_ms: f64,
+    /// Median host microseconds of one call in those runs (validation, tracking, launch).
+    pub host_us: f64,
+    /// Median ms per call over rounds of back-to-back calls between two events: once the
+    /// host is ahead of the GPU, only the GPU's own time per call (kernels, memsets, the
+    /// launch gaps between them) is inside the window.
+    pub queued_ms: f64,
+}
+
+/// [`Modes`] of `f(i)` (`i` rotating the caller's buffer sets), after the warm-up of
+/// [`time_gpu`]: `runs` isolated calls, then 7 rounds of `per_round` queued ones.
+pub fn time_modes(s: &Stream, runs: usize, per_round: usize, mut f: impl FnMut(usize) -> cuimg::Result<()>) -> Modes {
+    let _ = time_gpu(s, 3, 1, &mut f);
+    let mut iso = Vec::with_capacity(runs);
+    let mut host = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let a = s.mark().unwrap();
+        let t = Instant::now();
+        f(i).expect("timed run");
+        host.push(t.elapsed().as_secs_f64() * 1e6);
+        iso.push(a.elapsed_ms(&s.mark().unwrap()).unwrap() as f64);
+    }
+    let mut queued: Vec<f64> = (0..7)
+        .map(|round| {
+            s.synchronize().unwrap();
+            let a = s.mark().unwrap();
+            for k in 0..per_round {
+                f(runs + round * per_round + k).expect("queued run");
+            }
+            a.elapsed_ms(&s.mark().unwrap()).unwrap() as f64 / per_round as f64
+        })
+        .collect();
+    Modes { isolated_ms: median(&mut iso), host_us: median(&mut host), queued_ms: median(&mut queued) }
+}

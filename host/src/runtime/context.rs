@@ -8,6 +8,7 @@ use cudarc::driver::sys::{self, CUdevice_attribute};
 use cudarc::driver::{CudaContext, CudaStream};
 use cudarc::nvrtc::Ptx;
 
+use super::knobs;
 use super::module::{CUBINS, Kernels, PTX};
 use crate::error::{Error, Result};
 
@@ -50,6 +51,9 @@ pub enum Code {
     /// The PTX, JIT-compiled by the driver when the GPU was opened (a GPU newer than the
     /// committed cubins, or a driver that rejects them).
     Ptx,
+    /// A module read from the file named by `CUIMG_MODULE` (the `bench-knobs` feature only:
+    /// kernel variants timed against each other with the same host binary).
+    File,
 }
 
 impl std::fmt::Display for Code {
@@ -57,6 +61,7 @@ impl std::fmt::Display for Code {
         match self {
             Code::Sass(sm) => write!(f, "sm_{sm} SASS"),
             Code::Ptx => f.write_str("PTX, JIT-compiled"),
+            Code::File => f.write_str("the module file of CUIMG_MODULE"),
         }
     }
 }
@@ -202,9 +207,10 @@ impl Gpu {
             let module = ctx.load_module(Ptx::from_binary(cubin)).ok()?;
             Some((module, Code::Sass(sm)))
         });
-        let (module, code) = match sass {
-            Some(found) => found,
-            None => (ctx.load_module(Ptx::from_src(PTX)).map_err(ptx_error)?, Code::Ptx),
+        let (module, code) = match (knobs::module_file(), sass) {
+            (Some(bytes), _) => (ctx.load_module(Ptx::from_binary(bytes)).map_err(ptx_error)?, Code::File),
+            (None, Some(found)) => found,
+            (None, None) => (ctx.load_module(Ptx::from_src(PTX)).map_err(ptx_error)?, Code::Ptx),
         };
         let kernels = Kernels::load(&module).map_err(ptx_error)?;
         let loaded = start.elapsed();

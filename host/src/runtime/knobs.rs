@@ -43,6 +43,19 @@ mod imp {
         EQUALIZE_ONE_LAUNCH.load(Relaxed) == 1
     }
 
+    /// The bytes of the module file named by `CUIMG_MODULE` (a cubin or PTX with the same
+    /// kernels), loaded instead of the embedded code: kernel variants built by `cargo xtask
+    /// ptx` on a branch, timed with one benchmark binary. Unreadable: a panic, not a silent
+    /// fallback to the embedded kernels.
+    pub fn module_file() -> Option<Vec<u8>> {
+        let path = std::env::var_os("CUIMG_MODULE")?;
+        let mut bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("CUIMG_MODULE={}: {e}", path.display()));
+        if !bytes.starts_with(b"\x7fELF") {
+            bytes.push(0); // PTX text goes to the driver NUL-terminated
+        }
+        Some(bytes)
+    }
+
     pub fn equalize_apply_order() -> Order {
         if EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1 { Order::Reverse } else { Order::Forward }
     }
@@ -71,8 +84,14 @@ mod imp {
     pub fn equalize_apply_order() -> Order {
         Order::Reverse
     }
+
+    pub fn module_file() -> Option<Vec<u8>> {
+        None
+    }
 }
 
 #[cfg(feature = "bench-knobs")]
 pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
-pub(crate) use imp::{equalize_apply_order, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves};
+pub(crate) use imp::{
+    equalize_apply_order, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, module_file,
+};
