@@ -10,6 +10,7 @@
 
 use crate::common::batch_image;
 use crate::device::atomic;
+use crate::device::global::Load;
 use crate::device::shared;
 use crate::device::thread::{
     block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
@@ -200,7 +201,7 @@ pub(crate) unsafe fn histogram_gray(src: *const u8, n: u64, hist: *mut u32) {
     // chosen under a condition went to local memory).
     while base + step < vectors {
         // SAFETY: base < base + step < vectors.
-        let (a, b) = unsafe { (*v.add(base as usize), *v.add((base + step) as usize)) };
+        let (a, b) = unsafe { (u128::load_global(v.add(base as usize)), u128::load_global(v.add((base + step) as usize))) };
         // SAFETY: `bins` is this warp's copy.
         unsafe {
             count_vector(bins, &mut run, a);
@@ -210,7 +211,7 @@ pub(crate) unsafe fn histogram_gray(src: *const u8, n: u64, hist: *mut u32) {
     }
     if base < vectors {
         // SAFETY: base < vectors; `bins` is this warp's copy.
-        unsafe { count_vector(bins, &mut run, *v.add(base as usize)) };
+        unsafe { count_vector(bins, &mut run, u128::load_global(v.add(base as usize))) };
     }
     let i = vectors * 16 + index_1d();
     if i < n {
