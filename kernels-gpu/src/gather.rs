@@ -8,8 +8,8 @@
 //! four elements, so identity gathers run at copy speed.
 
 use crate::device::atomic;
-use crate::device::global::Load;
-use crate::device::thread::{grid_stride_1d, index_1d};
+use crate::device::global::{self, Load};
+use crate::device::thread::{grid_size, grid_stride_1d, index_1d};
 use cuimg_abi::gather::{Gather, GatherBytes};
 
 /// An element type the vector path moves; `Quad` is four of them with the alignment a single
@@ -57,7 +57,7 @@ elem!(u8, Q1, 4);
 elem!(u16, Q2, 8);
 elem!(u32, Q4, 16, |out: *mut u32, q: u64, v: [u32; 4]| {
     // SAFETY: the trait's contract: 16 aligned, writable bytes.
-    unsafe { crate::device::global::store_v4::<false>(out.add(4 * q as usize) as *mut u8, v) }
+    unsafe { crate::device::global::store_v4::<true>(out.add(4 * q as usize) as *mut u8, v) }
 });
 elem!(u64, Q8, 16);
 elem!(u128, Q16, 16);
@@ -84,21 +84,38 @@ unsafe fn fetch<T: Elem>(src: *const T, src_len: u64, j: u32, pos: u64, bad: *mu
 #[inline(always)]
 unsafe fn gather<T: Elem>(src: *const T, src_len: u64, idx: *const u32, n: u64, out: *mut T, bad: *mut u64) {
     let quads = n / 4;
-    for q in grid_stride_1d(quads) {
-        // SAFETY: quad q < n / 4 lies inside `idx`, which is 16-byte aligned.
-        let j = unsafe { crate::device::vector::load(idx as *const u8, q) }.0;
+    // Two quads in flight per thread: both index vectors are loaded before either's elements,
+    // so a thread waits on one index load per eight elements instead of per four. Indices
+    // are read once: evict-first, so that L2 keeps the source for random gathers.
+    let quad = |q: u64| {
+        // SAFETY: the caller passes q < n / 4: inside `idx`, which is 16-byte aligned.
+        let j = unsafe { global::load_v4::<true>((idx as *const u8).add(16 * q as usize)) };
         let base = q * 4;
         // SAFETY: fetch's contract is this function's.
-        let v = unsafe {
+        unsafe {
             [
                 fetch(src, src_len, j[0], base, bad),
                 fetch(src, src_len, j[1], base + 1, bad),
                 fetch(src, src_len, j[2], base + 2, bad),
                 fetch(src, src_len, j[3], base + 3, bad),
             ]
-        };
-        // SAFETY: quad q lies inside `out`, which is aligned for T::Quad.
-        unsafe { T::store_quad(out, q, v) };
+        }
+    };
+    let step = grid_size();
+    let mut q = index_1d();
+    while q + step < quads {
+        let (a, b) = (quad(q), quad(q + step));
+        // SAFETY: quads q < q + step < n / 4 lie inside `out`, aligned for T::Quad.
+        unsafe {
+            T::store_quad(out, q, a);
+            T::store_quad(out, q + step, b);
+        }
+        q += 2 * step;
+    }
+    if q < quads {
+        let a = quad(q);
+        // SAFETY: q < n / 4.
+        unsafe { T::store_quad(out, q, a) };
     }
     let i = quads * 4 + index_1d();
     if i < n {
