@@ -42,6 +42,9 @@ unsafe fn lut_flat<const C: usize, const REVERSE: bool>(src: *const u8, dst: *mu
     }
 }
 
+/// Vectors in flight per thread in [`lut_gray_vectors`].
+const VECS: usize = 4;
+
 /// One channel: four 16-byte vectors in flight per thread (loads first, lookups after), each
 /// of the four warp-wide loads coalesced; one vector per step left too little in flight to
 /// cover memory latency (0.68 of copy bandwidth). `REVERSE` walks the vectors from the last
@@ -56,7 +59,7 @@ unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, ve
     let step = grid_size();
     let mut base = index_1d();
     while base < vectors {
-        let mut v = [V16::ZERO; 4];
+        let mut v = [V16::ZERO; VECS];
         for (k, slot) in v.iter_mut().enumerate() {
             let i = base + k as u64 * step;
             if i < vectors {
@@ -74,7 +77,7 @@ unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, ve
                 unsafe { vector::store(dst, at(i), V16(out)) };
             }
         }
-        base += 4 * step;
+        base += VECS as u64 * step;
     }
 }
 
