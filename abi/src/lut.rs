@@ -7,11 +7,6 @@ use crate::{BatchImage, DevPtr, DevPtrMut};
 /// 32 lookups never conflict.
 pub const TABLE_BYTES: u32 = 8192;
 
-/// Shared bytes of the one-channel contiguous and batch kernels (`lut_c1_*`): the table as
-/// words, one per value and lane (`word(v, lane) = v * 32 + lane`), so that a lookup's
-/// address is one shift and one mask of the pixel's byte, and lanes still never conflict.
-pub const GRAY_SHARED_BYTES: u32 = 256 * 32 * 4;
-
 /// Shared memory of a kernel that loads `channels` tables.
 pub const fn shared_bytes(channels: u32) -> u32 {
     TABLE_BYTES * channels

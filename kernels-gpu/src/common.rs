@@ -80,39 +80,6 @@ pub unsafe fn load_tables(lut: *const u8, channels: u32) -> *const u8 {
     sh as *const u8
 }
 
-/// Copies one table into the word layout of `cuimg_abi::lut::GRAY_SHARED_BYTES`: word
-/// `v * 32 + lane` holds `table[v]` for every lane, so a warp's 32 lookups fall in 32 banks
-/// and a lookup's byte address is `v << 7 | lane << 2`. Block-uniform; ends with a barrier.
-///
-/// # Safety
-/// `lut` holds 256 bytes; the launch provides `GRAY_SHARED_BYTES` of dynamic shared memory.
-#[inline(always)]
-pub unsafe fn load_table_words(lut: *const u8) -> *const u8 {
-    let sh = shared::dynamic::<u32>();
-    for i in block_stride(256 * 32) {
-        // SAFETY: i / 32 < 256; i < the shared length in words.
-        unsafe { *sh.add(i as usize) = *lut.add(i as usize / 32) as u32 };
-    }
-    sync_threads();
-    sh as *const u8
-}
-
-/// The table entries of the four bytes of `w` from a [`load_table_words`] table, packed back
-/// into a word: per byte a shift, a mask with the lane's offset (`lane4 = lane << 2`) and one
-/// shared load, then three byte permutes for the four. The compiler's own extraction and
-/// packing took about ten instructions per byte.
-///
-/// # Safety
-/// `t` came from [`load_table_words`]; `lane4` is this thread's lane times 4.
-#[inline(always)]
-pub unsafe fn lookup_word(t: *const u8, w: u32, lane4: u32) -> u32 {
-    const M: u32 = 0xff << 7;
-    let at = [(w << 7) & M, (w >> 1) & M, (w >> 9) & M, (w >> 17) & M];
-    // SAFETY: every offset is v << 7 | lane << 2 with v < 256: inside the 32 KiB table.
-    let r = at.map(|a| unsafe { *(t.add((a | lane4) as usize) as *const u32) });
-    crate::device::bytes::pack4(r)
-}
-
 /// `table[c][v]` for the calling lane.
 ///
 /// # Safety

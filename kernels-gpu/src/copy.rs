@@ -2,7 +2,6 @@
 //! reference for what a streaming kernel with equal reads and writes reaches on the SMs,
 //! beside the driver's device-to-device copy.
 
-use crate::device::global;
 use crate::device::thread::{grid_size, index_1d};
 use cuimg_abi::copy::CopyFlat;
 
@@ -21,18 +20,17 @@ pub unsafe extern "ptx-kernel" fn copy_flat(p: CopyFlat) {
         let [i0, i1, i2, i3] = [0, 1, 2, 3].map(|k| (base + k * step) as usize);
         // SAFETY: i3 < vectors, and i0 < i1 < i2 < i3.
         unsafe {
-            let ld = |i: usize| global::load_v4::<false>(s.add(i) as *const u8);
-            let (v0, v1, v2, v3) = (ld(i0), ld(i1), ld(i2), ld(i3));
-            global::store_v4::<false>(d.add(i0) as *mut u8, v0);
-            global::store_v4::<false>(d.add(i1) as *mut u8, v1);
-            global::store_v4::<false>(d.add(i2) as *mut u8, v2);
-            global::store_v4::<false>(d.add(i3) as *mut u8, v3);
+            let (v0, v1, v2, v3) = (*s.add(i0), *s.add(i1), *s.add(i2), *s.add(i3));
+            *d.add(i0) = v0;
+            *d.add(i1) = v1;
+            *d.add(i2) = v2;
+            *d.add(i3) = v3;
         }
         base += 4 * step;
     }
     while base < vectors {
         // SAFETY: base < vectors.
-        unsafe { global::store_v4::<false>(d.add(base as usize) as *mut u8, global::load_v4::<false>(s.add(base as usize) as *const u8)) };
+        unsafe { *d.add(base as usize) = *s.add(base as usize) };
         base += step;
     }
 }

@@ -8,30 +8,19 @@
 //! four elements, so identity gathers run at copy speed.
 
 use crate::device::atomic;
-use crate::device::global::{self, Load};
-use crate::device::thread::{grid_size, grid_stride_1d, index_1d};
+use crate::device::thread::{grid_stride_1d, index_1d};
 use cuimg_abi::gather::{Gather, GatherBytes};
 
 /// An element type the vector path moves; `Quad` is four of them with the alignment a single
 /// store of all four needs (which the host guarantees for `out`).
-pub trait Elem: Load {
+pub trait Elem: Copy {
     type Quad: Copy;
     const ZERO: Self;
     fn quad(v: [Self; 4]) -> Self::Quad;
-
-    /// Stores four elements as quad `q` of `out`.
-    ///
-    /// # Safety
-    /// Quad `q` of `out` is writable global memory, aligned for `Self::Quad`.
-    #[inline(always)]
-    unsafe fn store_quad(out: *mut Self, q: u64, v: [Self; 4]) {
-        // SAFETY: the caller's contract.
-        unsafe { *(out as *mut Self::Quad).add(q as usize) = Self::quad(v) };
-    }
 }
 
 macro_rules! elem {
-    ($t:ty, $q:ident, $align:literal $(, $store:expr)?) => {
+    ($t:ty, $q:ident, $align:literal) => {
         #[derive(Clone, Copy)]
         #[repr(C, align($align))]
         pub struct $q(pub [$t; 4]);
@@ -43,22 +32,13 @@ macro_rules! elem {
             fn quad(v: [Self; 4]) -> $q {
                 $q(v)
             }
-            $(
-                #[inline(always)]
-                unsafe fn store_quad(out: *mut Self, q: u64, v: [Self; 4]) {
-                    ($store)(out, q, v)
-                }
-            )?
         }
     };
 }
 
 elem!(u8, Q1, 4);
 elem!(u16, Q2, 8);
-elem!(u32, Q4, 16, |out: *mut u32, q: u64, v: [u32; 4]| {
-    // SAFETY: the trait's contract: 16 aligned, writable bytes.
-    unsafe { crate::device::global::store_v4::<true>(out.add(4 * q as usize) as *mut u8, v) }
-});
+elem!(u32, Q4, 16);
 elem!(u64, Q8, 16);
 elem!(u128, Q16, 16);
 
@@ -70,7 +50,7 @@ elem!(u128, Q16, 16);
 unsafe fn fetch<T: Elem>(src: *const T, src_len: u64, j: u32, pos: u64, bad: *mut u64) -> T {
     if (j as u64) < src_len {
         // SAFETY: j < src_len.
-        unsafe { T::load_global(src.add(j as usize)) }
+        unsafe { *src.add(j as usize) }
     } else {
         // SAFETY: `bad` is valid by contract.
         unsafe { atomic::min_u64(bad, pos) };
@@ -84,38 +64,21 @@ unsafe fn fetch<T: Elem>(src: *const T, src_len: u64, j: u32, pos: u64, bad: *mu
 #[inline(always)]
 unsafe fn gather<T: Elem>(src: *const T, src_len: u64, idx: *const u32, n: u64, out: *mut T, bad: *mut u64) {
     let quads = n / 4;
-    // Two quads in flight per thread: both index vectors are loaded before either's elements,
-    // so a thread waits on one index load per eight elements instead of per four. Indices
-    // are read once: evict-first, so that L2 keeps the source for random gathers.
-    let quad = |q: u64| {
-        // SAFETY: the caller passes q < n / 4: inside `idx`, which is 16-byte aligned.
-        let j = unsafe { global::load_v4::<true>((idx as *const u8).add(16 * q as usize)) };
+    for q in grid_stride_1d(quads) {
+        // SAFETY: quad q < n / 4 lies inside `idx`, which is 16-byte aligned.
+        let j = unsafe { *(idx as *const [u32; 4] as *const crate::device::vector::V16).add(q as usize) }.0;
         let base = q * 4;
         // SAFETY: fetch's contract is this function's.
-        unsafe {
+        let v = unsafe {
             [
                 fetch(src, src_len, j[0], base, bad),
                 fetch(src, src_len, j[1], base + 1, bad),
                 fetch(src, src_len, j[2], base + 2, bad),
                 fetch(src, src_len, j[3], base + 3, bad),
             ]
-        }
-    };
-    let step = grid_size();
-    let mut q = index_1d();
-    while q + step < quads {
-        let (a, b) = (quad(q), quad(q + step));
-        // SAFETY: quads q < q + step < n / 4 lie inside `out`, aligned for T::Quad.
-        unsafe {
-            T::store_quad(out, q, a);
-            T::store_quad(out, q + step, b);
-        }
-        q += 2 * step;
-    }
-    if q < quads {
-        let a = quad(q);
-        // SAFETY: q < n / 4.
-        unsafe { T::store_quad(out, q, a) };
+        };
+        // SAFETY: quad q lies inside `out`, which is aligned for T::Quad.
+        unsafe { *(out as *mut T::Quad).add(q as usize) = T::quad(v) };
     }
     let i = quads * 4 + index_1d();
     if i < n {

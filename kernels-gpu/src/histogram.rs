@@ -10,7 +10,6 @@
 
 use crate::common::batch_image;
 use crate::device::atomic;
-use crate::device::global::Load;
 use crate::device::shared;
 use crate::device::thread::{
     block_stride, grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, sync_threads, warp_id,
@@ -46,19 +45,9 @@ impl Run {
     /// As for [`Run::push`].
     #[inline(always)]
     pub unsafe fn flush(&mut self, bins: *mut u32) {
-        // SAFETY: forwarded contract.
-        unsafe { self.flush_strided::<1>(bins) }
-    }
-
-    /// [`Run::flush`] into bins `C` words apart.
-    ///
-    /// # Safety
-    /// `bins + 255 * C` is inside this warp's bins.
-    #[inline(always)]
-    pub unsafe fn flush_strided<const C: u32>(&mut self, bins: *mut u32) {
         if self.count != 0 {
             // SAFETY: value < 256, so the bin is inside the warp's copy.
-            unsafe { atomic::add_u32(bins.add((self.value * C) as usize), self.count) };
+            unsafe { atomic::add_u32(bins.add(self.value as usize), self.count) };
         }
         self.count = 0;
     }
@@ -154,16 +143,6 @@ unsafe fn histogram_flat<const C: usize>(src: *const u8, n: u64, hist: *mut u32)
 /// `bins` points at this warp's 256 shared bins.
 #[inline(always)]
 pub(crate) unsafe fn count_vector(bins: *mut u32, run: &mut Run, x: u128) {
-    // SAFETY: forwarded contract.
-    unsafe { count_vector_strided::<1>(bins, run, x) }
-}
-
-/// [`count_vector`] into bins `C` words apart (a lane group's copy of interleaved bins).
-///
-/// # Safety
-/// `bins + 255 * C` is inside this warp's bins.
-#[inline(always)]
-pub(crate) unsafe fn count_vector_strided<const C: u32>(bins: *mut u32, run: &mut Run, x: u128) {
     let w = [x as u32, (x >> 32) as u32, (x >> 64) as u32, (x >> 96) as u32];
     let splat = (w[0] & 0xff) * 0x0101_0101;
     if w[0] == splat && w[1] == splat && w[2] == splat && w[3] == splat {
@@ -172,14 +151,14 @@ pub(crate) unsafe fn count_vector_strided<const C: u32>(bins: *mut u32, run: &mu
             run.count += 16;
         } else {
             // SAFETY: the caller's contract.
-            unsafe { run.flush_strided::<C>(bins) };
+            unsafe { run.flush(bins) };
             *run = Run { value: b, count: 16 };
         }
     } else {
         for j in 0..16 {
             let byte = (w[j / 4] >> (8 * (j % 4))) & 0xff;
             // SAFETY: a byte indexes one of the 256 bins.
-            unsafe { atomic::add_u32(bins.add((byte * C) as usize), 1) };
+            unsafe { atomic::add_u32(bins.add(byte as usize), 1) };
         }
     }
 }
@@ -209,32 +188,9 @@ abi!(cuimg_abi::histogram::HistogramC1Flat, histogram_c1_flat);
 /// As for [`histogram_c1_flat`]; 1-D over x (any `gridDim.z`).
 #[inline(always)]
 pub(crate) unsafe fn histogram_gray(src: *const u8, n: u64, hist: *mut u32) {
-    let warps = crate::device::thread::block_size() / 32;
-    // SAFETY: forwarded contract; as many copies per warp as the shared memory provides.
-    unsafe {
-        match shared::dynamic_bytes() / (warps * 1024) {
-            0 | 1 => histogram_gray_copies::<1>(src, n, hist),
-            2 | 3 => histogram_gray_copies::<2>(src, n, hist),
-            4..=7 => histogram_gray_copies::<4>(src, n, hist),
-            _ => histogram_gray_copies::<8>(src, n, hist),
-        }
-    }
-}
-
-/// [`histogram_gray`] with `C` copies of the bins per warp, interleaved (`word = bin * C +
-/// group`, lane group `lane / (32 / C)`): the lanes of one group hit the banks of their own
-/// residue, so a warp's 32 random additions conflict like `32 / C` balls in as many banks
-/// instead of 32 in 32 (about 2.5 instead of 3.5 passes for `C = 4`).
-///
-/// # Safety
-/// As for [`histogram_c1_flat`], with `C * warps * 1024` bytes of shared memory.
-#[inline(always)]
-unsafe fn histogram_gray_copies<const C: u32>(src: *const u8, n: u64, hist: *mut u32) {
     // SAFETY: the launch contract.
-    let sh = unsafe { zero_bins(C) };
-    // This lane group's copy: bin b at `bins + b * C`.
-    let group = crate::device::thread::lane_id() / (32 / C);
-    let bins = warp_bins(sh, C, 0).wrapping_add(group as usize);
+    let sh = unsafe { zero_bins(1) };
+    let bins = warp_bins(sh, 1, 0);
     let mut run = Run::EMPTY;
     let vectors = n / 16;
     let v = src as *const u128;
@@ -244,51 +200,27 @@ unsafe fn histogram_gray_copies<const C: u32>(src: *const u8, n: u64, hist: *mut
     // chosen under a condition went to local memory).
     while base + step < vectors {
         // SAFETY: base < base + step < vectors.
-        let (a, b) = unsafe { (u128::load_global(v.add(base as usize)), u128::load_global(v.add((base + step) as usize))) };
+        let (a, b) = unsafe { (*v.add(base as usize), *v.add((base + step) as usize)) };
         // SAFETY: `bins` is this warp's copy.
         unsafe {
-            count_vector_strided::<C>(bins, &mut run, a);
-            count_vector_strided::<C>(bins, &mut run, b);
+            count_vector(bins, &mut run, a);
+            count_vector(bins, &mut run, b);
         }
         base += 2 * step;
     }
     if base < vectors {
         // SAFETY: base < vectors; `bins` is this warp's copy.
-        unsafe { count_vector(bins, &mut run, u128::load_global(v.add(base as usize))) };
+        unsafe { count_vector(bins, &mut run, *v.add(base as usize)) };
     }
     let i = vectors * 16 + index_1d();
     if i < n {
         // SAFETY: i < n; a byte indexes one of the bins.
-        unsafe { atomic::add_u32(bins.add((*src.add(i as usize) as u32 * C) as usize), 1) };
+        unsafe { atomic::add_u32(bins.add(*src.add(i as usize) as usize), 1) };
     }
     // SAFETY: as above.
-    unsafe { run.flush_strided::<C>(bins) };
-    // SAFETY: the launch contract: C interleaved copies per warp sum like C channels
-    // would, bin b's copies being words b * C .. b * C + C of each warp's bins.
-    unsafe { merge_copies::<C>(sh, hist) };
-}
-
-/// Sums `C` interleaved copies per warp into `hist[bin]`. Block-uniform.
-///
-/// # Safety
-/// `hist` holds 256 u32; the bins were filled by this block.
-#[inline(always)]
-unsafe fn merge_copies<const C: u32>(sh: *mut u32, hist: *mut u32) {
-    sync_threads();
-    let warps = crate::device::thread::block_size() / 32;
-    for bin in block_stride(256) {
-        let mut sum = 0;
-        for w in 0..warps {
-            for g in 0..C {
-                // SAFETY: inside the shared bins.
-                sum += unsafe { *sh.add((w * 256 * C + bin as u32 * C + g) as usize) };
-            }
-        }
-        if sum != 0 {
-            // SAFETY: bin < 256, the length of `hist`.
-            unsafe { atomic::add_u32(hist.add(bin as usize), sum) };
-        }
-    }
+    unsafe { run.flush(bins) };
+    // SAFETY: the launch contract.
+    unsafe { merge_bins(sh, 1, hist) };
 }
 
 /// Gray8, contiguous, through the generic run-tracking kernel: the previous gray kernel,

@@ -1,10 +1,9 @@
-//! Applying 256-entry u8 lookup tables, one per channel, from shared memory in a
-//! conflict-free layout replicated per lane: one table as words (`common::load_table_words`,
-//! 32 KiB), several as bytes (`common::load_tables`, 8 KiB per channel).
+//! Applying 256-entry u8 lookup tables, one per channel, from shared memory in the
+//! conflict-free replicated layout of `common::load_tables` (8 KiB per channel).
 
 use crate::common::batch_image;
-use crate::common::{load_table_words, load_tables, lookup, lookup_word};
-use crate::device::thread::{grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d, lane_x4};
+use crate::common::{load_tables, lookup};
+use crate::device::thread::{grid_size, grid_stride_1d, grid_stride_x, grid_stride_y, index_1d};
 use crate::device::vector::{self, V16};
 use cuimg_abi::lut::{LutBatch, LutFlat, LutPitched};
 
@@ -15,23 +14,16 @@ use cuimg_abi::lut::{LutBatch, LutFlat, LutPitched};
 /// launch with `lut::shared_bytes(C)` bytes of shared memory.
 #[inline(always)]
 unsafe fn lut_flat<const C: usize, const REVERSE: bool>(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
-    let groups = n / 16;
-    if C == 1 {
-        // SAFETY: the launch contract (GRAY_SHARED_BYTES of shared memory for one channel).
-        let t = unsafe { load_table_words(lut) };
-        // SAFETY: the launch contract; the table from load_table_words.
-        unsafe { lut_gray_vectors::<REVERSE>(src, dst, groups, t) };
-        let i = groups * 16 + index_1d();
-        if i < n {
-            // SAFETY: pixel i < n lies inside both buffers; the table's word layout.
-            unsafe { *dst.add(i as usize) = lookup_word(t, *src.add(i as usize) as u32, lane_x4()) as u8 };
-        }
-        return;
-    }
     // SAFETY: the launch contract.
     let t = unsafe { load_tables(lut, C as u32) };
-    // SAFETY: the launch contract.
-    unsafe { lut_interleaved::<C>(src, dst, groups, t) };
+    let groups = n / 16;
+    if C == 1 {
+        // SAFETY: the launch contract; tables from load_tables with one channel.
+        unsafe { lut_gray_vectors::<REVERSE>(src, dst, groups, t) };
+    } else {
+        // SAFETY: the launch contract.
+        unsafe { lut_interleaved::<C>(src, dst, groups, t) };
+    }
     let i = groups * 16 + index_1d();
     if i < n {
         for c in 0..C {
@@ -42,9 +34,6 @@ unsafe fn lut_flat<const C: usize, const REVERSE: bool>(src: *const u8, dst: *mu
     }
 }
 
-/// Vectors in flight per thread in [`lut_gray_vectors`].
-const VECS: usize = 4;
-
 /// One channel: four 16-byte vectors in flight per thread (loads first, lookups after), each
 /// of the four warp-wide loads coalesced; one vector per step left too little in flight to
 /// cover memory latency (0.68 of copy bandwidth). `REVERSE` walks the vectors from the last
@@ -52,14 +41,14 @@ const VECS: usize = 4;
 /// most recently read part, still in L2, comes first.
 ///
 /// # Safety
-/// `src`, `dst`: `16 * vectors` bytes, 16-byte aligned; `t` from [`load_table_words`].
+/// `src`, `dst`: `16 * vectors` bytes, 16-byte aligned; `t` from [`load_tables`].
 #[inline(always)]
 unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, vectors: u64, t: *const u8) {
     let at = |i: u64| if REVERSE { vectors - 1 - i } else { i };
     let step = grid_size();
     let mut base = index_1d();
     while base < vectors {
-        let mut v = [V16::ZERO; VECS];
+        let mut v = [V16::ZERO; 4];
         for (k, slot) in v.iter_mut().enumerate() {
             let i = base + k as u64 * step;
             if i < vectors {
@@ -67,17 +56,19 @@ unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, ve
                 *slot = unsafe { vector::load(src, at(i)) };
             }
         }
-        let lane4 = lane_x4();
         for (k, slot) in v.iter().enumerate() {
             let i = base + k as u64 * step;
             if i < vectors {
-                // SAFETY: a table from load_table_words.
-                let out = slot.0.map(|w| unsafe { lookup_word(t, w, lane4) });
+                let mut out = [0u32; 16];
+                for (j, o) in out.iter_mut().enumerate() {
+                    // SAFETY: byte values are < 256; one table.
+                    *o = unsafe { lookup(t, 0, slot.byte(j)) };
+                }
                 // SAFETY: i < vectors, so at(i) < vectors.
-                unsafe { vector::store(dst, at(i), V16(out)) };
+                unsafe { vector::store(dst, at(i), V16::from_bytes(&out)) };
             }
         }
-        base += VECS as u64 * step;
+        base += 4 * step;
     }
 }
 

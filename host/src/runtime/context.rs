@@ -188,9 +188,6 @@ impl Gpu {
         // warm-up probe, used on one stream and synchronized), which order
         // all reads, writes and frees across streams themselves (see `tracked.rs`).
         unsafe { ctx.disable_event_tracking() };
-        if let Some(bytes) = knobs::l2_fetch_granularity() {
-            ctx.set_limit(sys::CUlimit::CU_LIMIT_MAX_L2_FETCH_GRANULARITY, bytes)?;
-        }
         let name = ctx.name()?;
         let compute_capability = ctx.compute_capability()?;
         let multiprocessors = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;

@@ -56,16 +56,6 @@ mod imp {
         Some(bytes)
     }
 
-    /// Copies of the bins per warp in the gray histogram (`CUIMG_HIST_COPIES`: 1, 2, 4, 8).
-    pub fn histogram_copies() -> u32 {
-        std::env::var("CUIMG_HIST_COPIES").ok().and_then(|v| v.parse().ok()).unwrap_or(1)
-    }
-
-    /// `CUIMG_L2_FETCH`: the context's L2 fetch granularity in bytes, if set.
-    pub fn l2_fetch_granularity() -> Option<usize> {
-        std::env::var("CUIMG_L2_FETCH").ok().and_then(|v| v.parse().ok())
-    }
-
     pub fn equalize_apply_order() -> Order {
         if EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1 { Order::Reverse } else { Order::Forward }
     }
@@ -98,19 +88,10 @@ mod imp {
     pub fn module_file() -> Option<Vec<u8>> {
         None
     }
-
-    pub fn histogram_copies() -> u32 {
-        1
-    }
-
-    pub fn l2_fetch_granularity() -> Option<usize> {
-        None
-    }
 }
 
 #[cfg(feature = "bench-knobs")]
 pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
 pub(crate) use imp::{
-    equalize_apply_order, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, histogram_copies,
-    l2_fetch_granularity, module_file,
+    equalize_apply_order, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, module_file,
 };

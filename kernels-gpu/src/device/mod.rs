@@ -4,8 +4,6 @@
 //! The names follow `cuda_std` so the kernels read like Rust-CUDA kernels.
 
 pub mod atomic;
-pub mod bytes;
-pub mod global;
 pub mod shared;
 pub mod thread;
 pub mod vector;

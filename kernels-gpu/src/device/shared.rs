@@ -8,14 +8,3 @@
 pub fn dynamic<T>() -> *mut T {
     core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
 }
-
-/// Bytes of dynamic shared memory this launch provides (`%dynamic_smem_size`).
-#[inline(always)]
-pub fn dynamic_bytes() -> u32 {
-    let n: u32;
-    // SAFETY: reading a special register has no preconditions.
-    unsafe {
-        core::arch::asm!("mov.u32 {0}, %dynamic_smem_size;", out(reg32) n, options(pure, nomem, nostack, preserves_flags))
-    };
-    n
-}

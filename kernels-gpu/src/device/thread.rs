@@ -91,17 +91,6 @@ pub fn lane_id() -> u32 {
     thread_rank() & 31
 }
 
-/// The lane times 4 (a lane's byte offset among 32 words), from the `%laneid` register:
-/// written as `lane_id() << 2`, ptxas re-applies the `& 31` mask inside every address that
-/// ORs it in, which costs an instruction per table lookup.
-#[inline(always)]
-pub fn lane_x4() -> u32 {
-    let lane: u32;
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { core::arch::asm!("mov.u32 {0}, %laneid;", out(reg32) lane, options(pure, nomem, nostack, preserves_flags)) };
-    lane << 2
-}
-
 /// The warp of this thread in its block.
 #[inline(always)]
 pub fn warp_id() -> u32 {

@@ -1,8 +1,5 @@
 //! 16-byte vector loads and stores (`ld.global.v4.u32`), the width that lets a memory-bound
-//! kernel reach full bandwidth with few instructions, in the global state space
-//! ([`global`]).
-
-use super::global;
+//! kernel reach full bandwidth with few instructions.
 
 /// Sixteen bytes, aligned so that LLVM emits one vector access.
 #[derive(Clone, Copy)]
@@ -38,7 +35,7 @@ impl V16 {
 #[inline(always)]
 pub unsafe fn load(p: *const u8, i: u64) -> V16 {
     // SAFETY: the caller's contract.
-    V16(unsafe { global::load_v4::<false>(p.add(16 * i as usize)) })
+    unsafe { *(p as *const V16).add(i as usize) }
 }
 
 /// Group `g` of 16 pixels of `C` interleaved bytes: its `C` consecutive vectors, as words
@@ -64,5 +61,5 @@ pub unsafe fn load_group<const C: usize>(p: *const u8, g: u64) -> [u32; 16] {
 #[inline(always)]
 pub unsafe fn store(p: *mut u8, i: u64, v: V16) {
     // SAFETY: the caller's contract.
-    unsafe { global::store_v4::<false>(p.add(16 * i as usize), v.0) }
+    unsafe { *(p as *mut V16).add(i as usize) = v }
 }

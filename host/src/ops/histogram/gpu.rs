@@ -93,7 +93,7 @@ impl Stream {
             let params = HistogramFlat { src: s, n: l.width as u64 * l.height as u64, hist };
             return match P::LAYOUT {
                 Channels::One if knobs::gray_histogram_runs() => self.histogram_flat::<HistogramC1Runs>(params, smem),
-                Channels::One => self.histogram_flat::<HistogramC1Flat>(params, smem * knobs::histogram_copies()),
+                Channels::One => self.histogram_flat::<HistogramC1Flat>(params, smem),
                 Channels::Two => self.histogram_flat::<HistogramC2Flat>(params, smem),
                 Channels::Three => self.histogram_flat::<HistogramC3Flat>(params, smem),
                 Channels::Four => self.histogram_flat::<HistogramC4Flat>(params, smem),

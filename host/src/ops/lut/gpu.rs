@@ -1,8 +1,8 @@
 //! Lookup tables on the GPU.
 
 use cuimg_abi::lut::{
-    GRAY_SHARED_BYTES, LutBatch, LutC1Batch, LutC1Flat, LutC1FlatReversed, LutC2Batch, LutC2Flat, LutC3Batch,
-    LutC3Flat, LutC4Batch, LutC4Flat, LutFlat, LutPitched, LutPitchedKernel, shared_bytes,
+    LutBatch, LutC1Batch, LutC1Flat, LutC1FlatReversed, LutC2Batch, LutC2Flat, LutC3Batch, LutC3Flat, LutC4Batch,
+    LutC4Flat, LutFlat, LutPitched, LutPitchedKernel, shared_bytes,
 };
 use cuimg_abi::{BLOCK, DevPtr, DevPtrMut, Kernel};
 
@@ -175,10 +175,8 @@ impl Stream {
         if sl.flat && dl.flat {
             let params = LutFlat { src: s, dst: d, n: sl.width as u64 * sl.height as u64, lut };
             return match P::LAYOUT {
-                Channels::One if order == Order::Reverse => {
-                    self.lut_flat::<LutC1FlatReversed>(params, GRAY_SHARED_BYTES)
-                }
-                Channels::One => self.lut_flat::<LutC1Flat>(params, GRAY_SHARED_BYTES),
+                Channels::One if order == Order::Reverse => self.lut_flat::<LutC1FlatReversed>(params, smem),
+                Channels::One => self.lut_flat::<LutC1Flat>(params, smem),
                 Channels::Two => self.lut_flat::<LutC2Flat>(params, smem),
                 Channels::Three => self.lut_flat::<LutC3Flat>(params, smem),
                 Channels::Four => self.lut_flat::<LutC4Flat>(params, smem),
@@ -302,7 +300,7 @@ impl Stream {
             };
             let per_image = (src.max_pixels() / 16, 1);
             match P::LAYOUT {
-                Channels::One => self.lut_batch_launch::<LutC1Batch>(params, per_image, chunk, GRAY_SHARED_BYTES),
+                Channels::One => self.lut_batch_launch::<LutC1Batch>(params, per_image, chunk, smem),
                 Channels::Two => self.lut_batch_launch::<LutC2Batch>(params, per_image, chunk, smem),
                 Channels::Three => self.lut_batch_launch::<LutC3Batch>(params, per_image, chunk, smem),
                 Channels::Four => self.lut_batch_launch::<LutC4Batch>(params, per_image, chunk, smem),
