@@ -14,7 +14,9 @@ pub struct Gather {
     pub n: u64,
     /// `n` elements.
     pub out: DevPtrMut<u8>,
-    /// The first out-of-range position, by atomic minimum (the host sets `u64::MAX`).
+    /// `!p` (`u64::MAX - p`) for the first out-of-range position `p`, by atomic maximum over
+    /// a word the host zeroes (0: every index in range). Zero as "none" lets the host clear
+    /// it with an asynchronous memset instead of copying `u64::MAX` from the host per call.
     pub bad: DevPtrMut<u64>,
 }
 

@@ -617,6 +617,22 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
     }
     let m = common::time_modes(s, 10, 5, |_| cuimg::bench::copy_kernel(s, &a, &mut b));
     row("SM copy kernel 1 GiB", "-", 2 << 30, m);
+    drop((a, b, d_src, d_out));
+    // What a plain copy achieves moving each op's bytes (read + written) per call, by the SM
+    // copy kernel and by the driver, with the same rotation: the floor a kernel of that size
+    // can reach. 16 bytes: the cost of a launch alone.
+    for (label, bytes) in [("gray", 4 * n), ("LUT", 2 * n), ("histogram", n), ("launch", 32)] {
+        let half = (bytes / 2) as usize;
+        let sets = sets_for(bytes);
+        let srcs: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
+        let mut dsts: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
+        let m = common::time_modes(s, runs, per_round, |i| {
+            cuimg::bench::copy_kernel(s, &srcs[i % sets], &mut dsts[i % sets])
+        });
+        row(&format!("SM copy, {label}'s bytes"), "-", bytes, m);
+        let m = common::time_modes(s, runs, per_round, |i| s.copy_slice(&srcs[i % sets], &mut dsts[i % sets]));
+        row(&format!("driver copy, {label}'s"), "-", bytes, m);
+    }
     let out = std::path::Path::new(&std::env::var("OUT").unwrap_or_else(|_| "bench-out".into())).join("sweep.json");
     let _ = std::fs::create_dir_all(out.parent().unwrap());
     let code = s.gpu().startup().code.to_string();

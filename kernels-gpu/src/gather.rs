@@ -1,8 +1,8 @@
 //! `out[i] = src[idx[i]]` with bounds checks on the device.
 //!
 //! An index `>= src_len` is never dereferenced: its output element is zeroed and its
-//! position goes into `*bad` through an atomic minimum, so after the launch `*bad` holds the
-//! first bad position (the host initialises it to `u64::MAX`).
+//! position `p` goes into `*bad` as `!p` through an atomic maximum, so after the launch
+//! `*bad` holds `!first` for the first bad position (the host zeroes it: 0 means none).
 //!
 //! Each thread moves four elements per step: one 16-byte load of indices and one store of
 //! four elements, so identity gathers run at copy speed.
@@ -53,7 +53,7 @@ unsafe fn fetch<T: Elem>(src: *const T, src_len: u64, j: u32, pos: u64, bad: *mu
         unsafe { *src.add(j as usize) }
     } else {
         // SAFETY: `bad` is valid by contract.
-        unsafe { atomic::min_u64(bad, pos) };
+        unsafe { atomic::max_u64(bad, !pos) };
         T::ZERO
     }
 }
@@ -130,7 +130,7 @@ pub unsafe extern "ptx-kernel" fn gather_bytes(p: GatherBytes) {
             }
         } else {
             // SAFETY: `bad` is valid by contract.
-            unsafe { atomic::min_u64(bad, i) };
+            unsafe { atomic::max_u64(bad, !i) };
             for b in 0..elem_size {
                 // SAFETY: as above.
                 unsafe { *out.add((o + b) as usize) = 0 };

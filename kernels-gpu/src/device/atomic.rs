@@ -28,14 +28,14 @@ pub unsafe fn min_u32(p: *mut u32, v: u32) {
     unsafe { AtomicU32::from_ptr(p) }.fetch_min(v, Relaxed);
 }
 
-/// `atomicMin` on a `u64`.
+/// `atomicMax` on a `u64`.
 ///
 /// # Safety
 /// `p` must be valid, 8-byte aligned and only accessed atomically while others may touch it.
 #[inline(always)]
-pub unsafe fn min_u64(p: *mut u64, v: u64) {
+pub unsafe fn max_u64(p: *mut u64, v: u64) {
     // SAFETY: the caller's contract.
-    unsafe { AtomicU64::from_ptr(p) }.fetch_min(v, Relaxed);
+    unsafe { AtomicU64::from_ptr(p) }.fetch_max(v, Relaxed);
 }
 
 /// A load that goes to the coherence point (L2), not a non-coherent L1 copy: for values

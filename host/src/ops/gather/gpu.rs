@@ -34,10 +34,12 @@ impl GatherCheck<'_> {
     /// Waits for the gather; `Err(IndexOutOfRange)` names the first out-of-range position.
     /// Out-of-range positions were never read, and their outputs are zero.
     pub fn check(self) -> Result<()> {
-        let first = self.stream.raw.clone_dtoh(self.flag.read(&self.stream.raw)?.slice())?[0];
-        if first == u64::MAX {
+        // The kernel leaves `!first` for the first bad position, 0 when there is none.
+        let flag = self.stream.raw.clone_dtoh(self.flag.read(&self.stream.raw)?.slice())?[0];
+        if flag == 0 {
             return Ok(());
         }
+        let first = !flag;
         let mut index = [0u32];
         let at = first as usize * 4;
         let idx = self.idx.buf.read(&self.stream.raw)?;
@@ -81,7 +83,8 @@ impl Stream {
         ] {
             self.check_context(what, ctx)?;
         }
-        let mut flag = self.upload_tracked(&[u64::MAX])?;
+        // Zeroed on the stream (an asynchronous memset): no host copy per call.
+        let mut flag = self.alloc_tracked::<u64>(1)?;
         if !idx.is_empty() {
             self.queue_gather::<T>(src, idx, out, &mut flag)?;
         }
