@@ -14,18 +14,16 @@ use cuimg_abi::lut::{LutBatch, LutFlat, LutPitched};
 /// launch with `lut::shared_bytes(C)` bytes of shared memory.
 #[inline(always)]
 unsafe fn lut_flat<const C: usize, const REVERSE: bool>(src: *const u8, dst: *mut u8, n: u64, lut: *const u8) {
+    // SAFETY: the launch contract.
+    let t = unsafe { load_tables(lut, C as u32) };
     let groups = n / 16;
-    let t = if C == 1 {
-        // SAFETY: the launch contract; the table is loaded inside, once the first image loads
-        // are in flight.
-        unsafe { lut_gray_vectors::<REVERSE>(src, dst, groups, lut) }
+    if C == 1 {
+        // SAFETY: the launch contract; tables from load_tables with one channel.
+        unsafe { lut_gray_vectors::<REVERSE>(src, dst, groups, t) };
     } else {
         // SAFETY: the launch contract.
-        let t = unsafe { load_tables(lut, C as u32) };
-        // SAFETY: the launch contract.
         unsafe { lut_interleaved::<C>(src, dst, groups, t) };
-        t
-    };
+    }
     let i = groups * 16 + index_1d();
     if i < n {
         for c in 0..C {
@@ -38,21 +36,18 @@ unsafe fn lut_flat<const C: usize, const REVERSE: bool>(src: *const u8, dst: *mu
 
 /// One channel: four 16-byte vectors in flight per thread (loads first, lookups after), each
 /// of the four warp-wide loads coalesced; one vector per step left too little in flight to
-/// cover memory latency (0.68 of copy bandwidth). The first four loads are issued before the
-/// table is copied into shared memory, so that copy (and its barrier) runs while they are in
-/// flight instead of before any image byte is asked for. `REVERSE` walks the vectors from the
-/// last (each warp's loads still contiguous): after a pass that read the image from the
-/// first, the most recently read part, still in L2, comes first. Returns the shared table.
+/// cover memory latency (0.68 of copy bandwidth). `REVERSE` walks the vectors from the last
+/// (each warp's loads still contiguous): after a pass that read the image from the first, the
+/// most recently read part, still in L2, comes first.
 ///
 /// # Safety
-/// `src`, `dst`: `16 * vectors` bytes, 16-byte aligned; `lut`: 256 bytes; the launch provides
-/// `lut::shared_bytes(1)` bytes of shared memory; every thread of the block calls this (the
-/// table's barrier).
+/// `src`, `dst`: `16 * vectors` bytes, 16-byte aligned; `t` from [`load_tables`].
 #[inline(always)]
-unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, vectors: u64, lut: *const u8) -> *const u8 {
+unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, vectors: u64, t: *const u8) {
     let at = |i: u64| if REVERSE { vectors - 1 - i } else { i };
     let step = grid_size();
-    let load4 = |base: u64| {
+    let mut base = index_1d();
+    while base < vectors {
         let mut v = [V16::ZERO; 4];
         for (k, slot) in v.iter_mut().enumerate() {
             let i = base + k as u64 * step;
@@ -61,9 +56,6 @@ unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, ve
                 *slot = unsafe { vector::load(src, at(i)) };
             }
         }
-        v
-    };
-    let apply = |t: *const u8, base: u64, v: [V16; 4]| {
         for (k, slot) in v.iter().enumerate() {
             let i = base + k as u64 * step;
             if i < vectors {
@@ -76,18 +68,8 @@ unsafe fn lut_gray_vectors<const REVERSE: bool>(src: *const u8, dst: *mut u8, ve
                 unsafe { vector::store(dst, at(i), V16::from_bytes(&out)) };
             }
         }
-    };
-    let mut base = index_1d();
-    let first = load4(base);
-    // SAFETY: the launch contract; every thread gets here.
-    let t = unsafe { load_tables(lut, 1) };
-    apply(t, base, first);
-    base += 4 * step;
-    while base < vectors {
-        apply(t, base, load4(base));
         base += 4 * step;
     }
-    t
 }
 
 /// `C` interleaved channels: one group of 16 pixels (`C` vectors, loaded together) per step.
