@@ -526,10 +526,14 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
         s.histogram(&d_gray, &mut bins).unwrap();
         GRAY_HISTOGRAM.store(0, Relaxed);
         s.gather(&d_src, &d_idx, &mut d_out).unwrap().check().unwrap();
+        let mut r = SmallRng::seed_from_u64(4);
+        let random: Vec<u32> = (0..n).map(|_| r.random_range(0..n as u32)).collect();
+        let d_random = s.upload_slice(&random).unwrap();
+        s.gather(&d_src, &d_random, &mut d_out).unwrap().check().unwrap();
         cuimg::bench::copy_kernel(s, &a, &mut b).unwrap();
         s.synchronize().unwrap();
         println!(
-            "profile: one launch each of gray_c3_flat, lut_c1_flat, histogram_c1_flat, histogram_c1_runs, gather_b4 at 8K, copy_flat on 1 GiB"
+            "profile: one launch each of gray_c3_flat, lut_c1_flat, histogram_c1_flat, histogram_c1_runs, gather_b4 (identity, then random) at 8K, copy_flat on 1 GiB"
         );
         return;
     }
