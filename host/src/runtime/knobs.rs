@@ -56,11 +56,6 @@ mod imp {
         Some(bytes)
     }
 
-    /// `CUIMG_GATHER_PERSIST`: bytes of L2 set aside to persist the gather's source.
-    pub fn gather_persist_bytes() -> Option<usize> {
-        std::env::var("CUIMG_GATHER_PERSIST").ok().and_then(|v| v.parse().ok()).filter(|&b| b > 0)
-    }
-
     pub fn equalize_apply_order() -> Order {
         if EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1 { Order::Reverse } else { Order::Forward }
     }
@@ -95,8 +90,6 @@ mod imp {
     }
 }
 
-#[cfg(feature = "bench-knobs")]
-pub(crate) use imp::gather_persist_bytes;
 #[cfg(feature = "bench-knobs")]
 pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
 pub(crate) use imp::{

@@ -109,8 +109,6 @@ impl Stream {
             out: write_out.ptr(),
             bad: write_flag.ptr(),
         };
-        #[cfg(feature = "bench-knobs")]
-        self.persist_source(read_src.ptr().addr(), src.len() * std::mem::size_of::<T>())?;
         match std::mem::size_of::<T>() {
             1 => self.gather_vector::<GatherB1>(params),
             2 => self.gather_vector::<GatherB2>(params),
@@ -136,40 +134,6 @@ impl Stream {
         // elements; all are separate allocations (256-byte aligned, so the 16-byte index
         // loads and 4-element stores are aligned); `bad` is one u64.
         unsafe { self.launch::<K>(cfg, params) }
-    }
-}
-
-#[cfg(feature = "bench-knobs")]
-impl Stream {
-    /// Experiment (`CUIMG_GATHER_PERSIST=bytes`): an L2 access-policy window over the gather's
-    /// source on this stream, persisting the share of it that `bytes` of set-aside L2 can
-    /// hold, so random indices hit L2 more often.
-    fn persist_source(&self, base: u64, len: usize) -> Result<()> {
-        use cudarc::driver::sys;
-        let Some(persist) = crate::runtime::knobs::gather_persist_bytes() else { return Ok(()) };
-        let ctx = self.raw.context();
-        ctx.set_limit(sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE, persist)?;
-        let max = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)? as usize;
-        let num_bytes = len.min(max);
-        // SAFETY: plain data; every field is set below.
-        let mut value: sys::CUstreamAttrValue = unsafe { std::mem::zeroed() };
-        value.accessPolicyWindow = sys::CUaccessPolicyWindow {
-            base_ptr: base as usize as *mut std::ffi::c_void,
-            num_bytes,
-            hitRatio: (persist as f32 / num_bytes as f32).min(1.0),
-            hitProp: sys::CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
-            missProp: sys::CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
-        };
-        // SAFETY: a live stream of this context and a fully initialized attribute value.
-        unsafe {
-            sys::cuStreamSetAttribute(
-                self.raw.cu_stream(),
-                sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
-                &value,
-            )
-        }
-        .result()?;
-        Ok(())
     }
 }
 
