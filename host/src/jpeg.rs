@@ -48,7 +48,6 @@ const CSS_444: c_int = 0;
 const CSS_420: c_int = 2;
 const CSS_GRAY: c_int = 6;
 const BACKEND_DEFAULT: c_int = 0;
-const BACKEND_HYBRID: c_int = 1;
 const BACKEND_GPU_HYBRID: c_int = 2;
 const BACKEND_HARDWARE: c_int = 3;
 /// Images from this size on decode their Huffman data on the GPU in a codec without the
@@ -302,13 +301,6 @@ struct SmDecoder {
     parsed: State,
 }
 
-/// Experiment: `CUIMG_SM_BACKEND=hybrid` gives the decoders beside the hardware one nvJPEG's
-/// hybrid backend (Huffman decoding on the CPU, the rest on the GPU) instead of Huffman on
-/// the GPU.
-fn sm_backend() -> c_int {
-    if std::env::var("CUIMG_SM_BACKEND").is_ok_and(|v| v == "hybrid") { BACKEND_HYBRID } else { BACKEND_GPU_HYBRID }
-}
-
 impl SmDecoder {
     fn new(lib: &Lib, handle: Handle) -> Result<SmDecoder> {
         let _exclusive = states_exclusive();
@@ -317,7 +309,7 @@ impl SmDecoder {
         // select nvJPEG's own); what was made before a failure is destroyed by `destroy`,
         // which skips the null ones.
         let made = unsafe {
-            check("nvjpegDecoderCreate", (lib.nvjpegDecoderCreate)(handle, sm_backend(), &mut d.decoder))
+            check("nvjpegDecoderCreate", (lib.nvjpegDecoderCreate)(handle, BACKEND_GPU_HYBRID, &mut d.decoder))
                 .and_then(|()| {
                     check("nvjpegDecoderStateCreate", (lib.nvjpegDecoderStateCreate)(handle, d.decoder, &mut d.state))
                 })
