@@ -1,7 +1,10 @@
 //! The benchmark: every kernel against the device's copy bandwidth, and against CPU baselines.
 //!
 //! `cargo bench -p cuimg --features bench-knobs --bench kernels -- [--quick] [--out DIR] [--images DIR]`
-//! (or `gpu-bundle/run.sh bench` on a GPU machine without Rust).
+//! (or `gpu-bundle/run.sh bench` on a GPU machine without Rust). `--sweep`: the 8K cases
+//! isolated and back to back, with the host's time per call and plain copies of the same
+//! bytes (`sweep.json`; with `CUIMG_MODULE=FILE`, for a kernel variant built on a branch);
+//! `--knobs`: the tuning knobs; `--profile`: one launch of each kernel, for `ncu`.
 //!
 //! Method: the ceiling is a large device-to-device copy (bytes read + written) measured in
 //! the same run. Each GPU case is warmed up, then timed launch by launch with device events;
@@ -160,6 +163,17 @@ fn make<P: Pixel>(data: Data, w: u32, h: u32, photo: &Image<Rgb8>, seed: u64) ->
     }
 }
 
+/// The gather benchmark's indices into `n` elements: the identity, or uniformly random ones
+/// (the same seed everywhere, so every program gathers the same elements).
+fn gather_indices(n: u64, random: bool) -> Vec<u32> {
+    if random {
+        let mut r = SmallRng::seed_from_u64(4);
+        (0..n).map(|_| r.random_range(0..n as u32)).collect()
+    } else {
+        (0..n as u32).collect()
+    }
+}
+
 /// `sets` device copies of `img`, so timed runs rotate through more memory than L2 holds.
 fn rotation<P: Pixel>(s: &Stream, img: &Image<P>, sets: usize) -> Vec<DeviceImage<P>> {
     (0..sets).map(|_| s.upload(&img.view()).unwrap()).collect()
@@ -258,8 +272,12 @@ fn main() {
         sweep_knobs(&s, &photo);
         return;
     }
-    if o.profile || o.sweep {
-        sweep(&s, &photo, o.profile);
+    if o.profile {
+        profile(&s);
+        return;
+    }
+    if o.sweep {
+        sweep(&s, &photo, &o.out);
         return;
     }
 
@@ -432,12 +450,7 @@ fn main() {
             let src: Vec<f32> = gray.as_bytes().iter().map(|&b| b as f32).collect();
             let d_src = s.upload_slice(&src).unwrap();
             for (op, random) in [("gather f32 identity", false), ("gather f32 random", true)] {
-                let idx: Vec<u32> = if random {
-                    let mut r = SmallRng::seed_from_u64(4);
-                    (0..n).map(|_| r.random_range(0..n as u32)).collect()
-                } else {
-                    (0..n as u32).collect()
-                };
+                let idx = gather_indices(n, random);
                 let d_idx = s.upload_slice(&idx).unwrap();
                 let mut d_out = s.alloc_slice::<f32>(n as usize).unwrap();
                 let (med, min) = time_gpu(&s, warm, runs, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check());
@@ -496,47 +509,76 @@ fn main() {
     println!("\nwrote {}/bench.md, bench.json, time_vs_size.svg, fraction_of_copy.svg", o.out.display());
 }
 
-/// `--sweep`: the 8K kernels under each tuning knob, for choosing defaults; `--profile`:
-/// one launch of each at 8K, for `ncu`.
-fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
-    use cuimg::bench::GRAY_HISTOGRAM;
-    use std::sync::atomic::Ordering::Relaxed;
+/// The fixed 8K inputs of `--profile` and `--knobs`: random RGB and gray images, a constant
+/// gray one, an output, bins, a gamma table, a gather's identity indices over 1.5s, and two
+/// 1 GiB buffers for the copies.
+struct Fixed8k {
+    n: u64,
+    rgb: DeviceImage<Rgb8>,
+    gray: DeviceImage<Gray8>,
+    constant: DeviceImage<Gray8>,
+    out: DeviceImage<Gray8>,
+    bins: cuimg::DeviceHistogram,
+    lut: cuimg::DeviceLuts,
+    src: cuimg::DeviceBuffer<f32>,
+    idx: cuimg::DeviceBuffer<u32>,
+    gathered: cuimg::DeviceBuffer<f32>,
+    a: cuimg::DeviceBuffer<u8>,
+    b: cuimg::DeviceBuffer<u8>,
+}
+
+fn fixed_8k(s: &Stream) -> Fixed8k {
     let (w, h) = (7680, 4320);
     let n = w as u64 * h as u64;
-    let rgb = make::<Rgb8>(Data::Random, w, h, &Image::new(1, 1), 1);
-    let gray = make::<Gray8>(Data::Random, w, h, &Image::new(1, 1), 3);
-    let constant = Image::<Gray8>::filled(w, h, 77);
-    let d_rgb = s.upload(&rgb.view()).unwrap();
-    let d_gray = s.upload(&gray.view()).unwrap();
-    let d_const = s.upload(&constant.view()).unwrap();
-    let mut out = s.alloc::<Gray8>(w, h).unwrap();
+    let idx: Vec<u32> = (0..n as u32).collect();
+    Fixed8k {
+        n,
+        rgb: s.upload(&make::<Rgb8>(Data::Random, w, h, &Image::new(1, 1), 1).view()).unwrap(),
+        gray: s.upload(&make::<Gray8>(Data::Random, w, h, &Image::new(1, 1), 3).view()).unwrap(),
+        constant: s.upload(&Image::<Gray8>::filled(w, h, 77).view()).unwrap(),
+        out: s.alloc::<Gray8>(w, h).unwrap(),
+        bins: s.alloc_histogram(1).unwrap(),
+        lut: s.upload_lut::<Gray8>(&Lut::gamma(2.2)).unwrap(),
+        src: s.upload_slice(&vec![1.5f32; n as usize]).unwrap(),
+        idx: s.upload_slice(&idx).unwrap(),
+        gathered: s.alloc_slice::<f32>(n as usize).unwrap(),
+        a: s.alloc_slice::<u8>(1 << 30).unwrap(),
+        b: s.alloc_slice::<u8>(1 << 30).unwrap(),
+    }
+}
+
+/// `--profile`: one launch of each 8K kernel, for `ncu`.
+fn profile(s: &Stream) {
+    use cuimg::bench::GRAY_HISTOGRAM;
+    use std::sync::atomic::Ordering::Relaxed;
+    let Fixed8k { n, rgb, gray, mut out, mut bins, lut, src, idx, mut gathered, a, mut b, .. } = fixed_8k(s);
+    s.grayscale(&rgb, &mut out, GrayWeights::Bt601).unwrap();
+    s.apply_lut(&gray, &mut out, &lut).unwrap();
+    s.histogram(&gray, &mut bins).unwrap();
+    GRAY_HISTOGRAM.store(1, Relaxed);
+    s.histogram(&gray, &mut bins).unwrap();
+    GRAY_HISTOGRAM.store(0, Relaxed);
+    s.gather(&src, &idx, &mut gathered).unwrap().check().unwrap();
+    let random = s.upload_slice(&gather_indices(n, true)).unwrap();
+    s.gather(&src, &random, &mut gathered).unwrap().check().unwrap();
+    cuimg::bench::copy_kernel(s, &a, &mut b).unwrap();
+    s.synchronize().unwrap();
+    println!(
+        "profile: one launch each of gray_c3_flat, lut_c1_flat, histogram_c1_flat, histogram_c1_runs, gather_b4 (identity, then random) at 8K, copy_flat on 1 GiB"
+    );
+}
+
+/// `--sweep`: every 8K case isolated and back to back, with the host's time per call, beside
+/// plain copies of the same bytes (`common::time_modes`); with `CUIMG_MODULE`, for a kernel
+/// variant.
+fn sweep(s: &Stream, photo: &Image<Rgb8>, out: &std::path::Path) {
+    let (w, h) = (7680, 4320);
+    let n = w as u64 * h as u64;
     let mut bins = s.alloc_histogram(1).unwrap();
     let lut = s.upload_lut::<Gray8>(&Lut::gamma(2.2)).unwrap();
-    let idx: Vec<u32> = (0..n as u32).collect();
-    let d_src = s.upload_slice(&vec![1.5f32; n as usize]).unwrap();
-    let d_idx = s.upload_slice(&idx).unwrap();
     let mut d_out = s.alloc_slice::<f32>(n as usize).unwrap();
     let a = s.alloc_slice::<u8>(1 << 30).unwrap();
     let mut b = s.alloc_slice::<u8>(1 << 30).unwrap();
-    if profile {
-        s.grayscale(&d_rgb, &mut out, GrayWeights::Bt601).unwrap();
-        s.apply_lut(&d_gray, &mut out, &lut).unwrap();
-        s.histogram(&d_gray, &mut bins).unwrap();
-        GRAY_HISTOGRAM.store(1, Relaxed);
-        s.histogram(&d_gray, &mut bins).unwrap();
-        GRAY_HISTOGRAM.store(0, Relaxed);
-        s.gather(&d_src, &d_idx, &mut d_out).unwrap().check().unwrap();
-        let mut r = SmallRng::seed_from_u64(4);
-        let random: Vec<u32> = (0..n).map(|_| r.random_range(0..n as u32)).collect();
-        let d_random = s.upload_slice(&random).unwrap();
-        s.gather(&d_src, &d_random, &mut d_out).unwrap().check().unwrap();
-        cuimg::bench::copy_kernel(s, &a, &mut b).unwrap();
-        s.synchronize().unwrap();
-        println!(
-            "profile: one launch each of gray_c3_flat, lut_c1_flat, histogram_c1_flat, histogram_c1_runs, gather_b4 (identity, then random) at 8K, copy_flat on 1 GiB"
-        );
-        return;
-    }
     let copy = copy_ceiling(s);
     println!(
         "sweep at 8K ({}): each case as isolated calls (the GPU idle before each, the host's\n\
@@ -590,18 +632,12 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
         row("equalize", dn, 3 * n, m);
         assert_eq!(s.download(&outs[0]).unwrap(), cpu::equalize(&gray.view()).unwrap(), "equalize {dn}");
     }
-    drop((d_rgb, d_gray, d_const));
     // Gather f32 (data-independent): the call as the full bench times it (its index check, a
     // copy back and a wait, inside the window), and the gather alone, checked after the window.
     let src: Vec<f32> = (0..n).map(|i| (i % 251) as f32).collect();
     let d_src = s.upload_slice(&src).unwrap();
     for (op, random) in [("gather f32 identity", false), ("gather f32 random", true)] {
-        let idx: Vec<u32> = if random {
-            let mut r = SmallRng::seed_from_u64(4);
-            (0..n).map(|_| r.random_range(0..n as u32)).collect()
-        } else {
-            (0..n as u32).collect()
-        };
+        let idx = gather_indices(n, random);
         let d_idx = s.upload_slice(&idx).unwrap();
         let m = common::time_modes(s, 10, 5, |_| s.gather(&d_src, &d_idx, &mut d_out)?.check());
         row(op, "checked", 12 * n, m);
@@ -637,8 +673,7 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, profile: bool) {
         let m = common::time_modes(s, runs, per_round, |i| s.copy_slice(&srcs[i % sets], &mut dsts[i % sets]));
         row(&format!("driver copy, {label}'s"), "-", bytes, m);
     }
-    let out = std::path::Path::new(&std::env::var("OUT").unwrap_or_else(|_| "bench-out".into())).join("sweep.json");
-    let _ = std::fs::create_dir_all(out.parent().unwrap());
+    let out = out.join("sweep.json");
     let code = s.gpu().startup().code.to_string();
     let module = std::env::var("CUIMG_MODULE").unwrap_or_default();
     let json = json!({"device": s.gpu().name(), "code": code, "module": module, "copy_gbps": copy, "rows": rows});
@@ -652,22 +687,21 @@ fn sweep_knobs(s: &Stream, photo: &Image<Rgb8>) {
     use cuimg::bench::{GRAY_HISTOGRAM, GRID_WAVES};
     use std::sync::atomic::Ordering::Relaxed;
     let (w, h) = (7680, 4320);
-    let n = w as u64 * h as u64;
-    let rgb = make::<Rgb8>(Data::Random, w, h, &Image::new(1, 1), 1);
-    let gray = make::<Gray8>(Data::Random, w, h, &Image::new(1, 1), 3);
-    let constant = Image::<Gray8>::filled(w, h, 77);
-    let d_rgb = s.upload(&rgb.view()).unwrap();
-    let d_gray = s.upload(&gray.view()).unwrap();
-    let d_const = s.upload(&constant.view()).unwrap();
-    let mut out = s.alloc::<Gray8>(w, h).unwrap();
-    let mut bins = s.alloc_histogram(1).unwrap();
-    let lut = s.upload_lut::<Gray8>(&Lut::gamma(2.2)).unwrap();
-    let idx: Vec<u32> = (0..n as u32).collect();
-    let d_src = s.upload_slice(&vec![1.5f32; n as usize]).unwrap();
-    let d_idx = s.upload_slice(&idx).unwrap();
-    let mut d_out = s.alloc_slice::<f32>(n as usize).unwrap();
-    let a = s.alloc_slice::<u8>(1 << 30).unwrap();
-    let mut b = s.alloc_slice::<u8>(1 << 30).unwrap();
+    let Fixed8k {
+        n,
+        rgb: d_rgb,
+        gray: d_gray,
+        constant: d_const,
+        mut out,
+        mut bins,
+        lut,
+        src: d_src,
+        idx: d_idx,
+        gathered: mut d_out,
+        a,
+        mut b,
+    } = fixed_8k(s);
+    let (gray, constant) = (s.download(&d_gray).unwrap(), s.download(&d_const).unwrap());
     let (copy_ms, _) = time_gpu(s, 3, 20, |_| s.copy_slice(&a, &mut b));
     let copy = 2.0 * (1u64 << 30) as f64 / (copy_ms * 1e-3) / 1e9;
     println!("sweep at 8K, random data (constant where said); copy {copy:.0} GB/s; fraction of copy:");
