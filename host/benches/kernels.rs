@@ -267,13 +267,13 @@ fn main() {
         gpu.multiprocessors(),
         rayon::current_num_threads()
     );
+    if o.profile {
+        profile(&s);
+        return;
+    }
     let photo = cuimg::io::load_rgb(o.images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
     if o.knobs {
         sweep_knobs(&s, &photo);
-        return;
-    }
-    if o.profile {
-        profile(&s);
         return;
     }
     if o.sweep {
