@@ -12,7 +12,6 @@
 #   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
 #   ./run.sh clahe [args]  CLAHE on the GPU, then OpenCV's CPU CLAHE on all cores (writes to $OUT/clahe)
 #   ./run.sh files [args]  the cuimg tool on JPEG and PNG folders, GPU against CPU; nvJPEG decode
-#   ./run.sh reference  the 8K ops hand-written in CUDA C (bench/cuda_reference.cu, built with nvcc)
 #   ./run.sh all        test, examples, sanitize, then both benchmarks
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -185,10 +184,6 @@ case "$mode" in
     "$HERE"/bench/clahe --images "$CUIMG_IMAGES" --out "$OUTDIR/clahe" "$@" || exit 1
     python3 "$HERE"/bench/clahe_opencv.py "$CUIMG_IMAGES" "$OUTDIR/clahe/opencv-clahe.json" ;;
   files) "$HERE"/examples/files_bench --out "$OUTDIR/files" "$@" ;;
-  reference)
-    # The same 8K ops hand-written in CUDA C, built here for this GPU, timed as `kernels --sweep`.
-    nvcc -O3 -std=c++17 -arch=native -o "${TMPDIR:-/tmp}/cuda_reference" "$HERE"/bench/cuda_reference.cu || exit 1
-    "${TMPDIR:-/tmp}/cuda_reference" ;;
   all)
     status=0
     run_tests || status=1
@@ -198,5 +193,5 @@ case "$mode" in
     "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
     "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|reference|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|all]"; exit 2 ;;
 esac

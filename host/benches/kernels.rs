@@ -660,7 +660,7 @@ fn sweep(s: &Stream, photo: &Image<Rgb8>, out: &std::path::Path) {
     drop((a, b, d_src, d_out));
     // What a plain copy achieves moving each op's bytes (read + written) per call, by the SM
     // copy kernel and by the driver, with the same rotation: the floor a kernel of that size
-    // can reach. 16 bytes: the cost of a launch alone.
+    // can reach. "launch": 16 bytes each way, the cost of a launch alone.
     for (label, bytes) in [("gray", 4 * n), ("LUT", 2 * n), ("histogram", n), ("launch", 32)] {
         let half = (bytes / 2) as usize;
         let sets = sets_for(bytes);

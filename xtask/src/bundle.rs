@@ -98,8 +98,6 @@ pub fn run() -> Result {
     }
     // OpenCV's CPU CLAHE, timed by Python on the GPU machine (which has OpenCV, not Rust).
     copy(&root().join("host/benches/clahe_opencv.py"), &dir.join("bench/clahe_opencv.py"))?;
-    // The CUDA C reference of the kernel benchmark, built there with the machine's nvcc.
-    copy(&root().join("host/benches/cuda_reference.cu"), &dir.join("bench/cuda_reference.cu"))?;
     copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;
     Command::new("chmod").arg("+x").arg(dir.join("run.sh")).status().map_err(|e| e.to_string())?;
     let size: u64 = walk(&dir);
