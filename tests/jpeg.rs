@@ -185,6 +185,85 @@ fn progressive_cmyk_and_restart_jpegs() {
     assert_eq!(jpeg.decode_rgb(&s, &ok).unwrap().dimensions(), (97, 61));
 }
 
+/// An EXIF `APP1` segment asking for `orientation` (1 to 8), put after a JPEG's SOI marker:
+/// a little-endian TIFF header and one IFD entry (tag 0x0112, one SHORT).
+fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+    let mut exif = b"Exif\0\0II*\0\x08\0\0\0".to_vec();
+    exif.extend(1u16.to_le_bytes());
+    for field in [0x0112u16, 3] {
+        exif.extend(field.to_le_bytes());
+    }
+    exif.extend(1u32.to_le_bytes());
+    exif.extend(orientation.to_le_bytes());
+    exif.extend([0, 0, 0, 0, 0, 0]); // the value's padding, then no next IFD
+    let mut out = jpeg[..2].to_vec();
+    out.extend([0xFF, 0xE1]);
+    out.extend(((exif.len() + 2) as u16).to_be_bytes());
+    out.extend(exif);
+    out.extend(&jpeg[2..]);
+    out
+}
+
+/// Max difference and PSNR of two gray images of one size.
+fn apart(a: &Image<Gray8>, b: &Image<Gray8>) -> (u8, f64) {
+    assert_eq!(a.dimensions(), b.dimensions());
+    let max = a.as_bytes().iter().zip(b.as_bytes()).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0);
+    (max, psnr(a.as_bytes(), b.as_bytes()))
+}
+
+/// The CPU's luma decode (`io::decode_luma`, the `gray` tool's CPU decoder): against RGB
+/// decoded and converted, within rounding on photos (the bound `Jpeg::decode_gray` has);
+/// upright per EXIF, as `decode_rgb`; PNG, CMYK and cut files as `decode_rgb` takes them.
+#[test]
+fn luma_decode_on_the_cpu() {
+    let name = std::path::Path::new("x.jpg");
+    let gray_of = |bytes: &[u8]| {
+        let rgb = cuimg::io::decode_rgb(bytes, name).unwrap();
+        cuimg::cpu::grayscale(&rgb.view(), cuimg::GrayWeights::Bt601).unwrap()
+    };
+    let mut worst = (0u8, f64::INFINITY);
+    for (label, img) in color_photos() {
+        for (w, h) in [(img.width(), img.height()), (1, 1), (17, 3), (97, 61)] {
+            let part = Image::<Rgb8>::from_fn(w, h, |x, y| img.get(x, y));
+            let bytes = cuimg::io::encode(&part, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+            let luma = cuimg::io::decode_luma(&bytes, name).unwrap();
+            let (max, db) = apart(&luma, &gray_of(&bytes));
+            assert!(max <= 8 && db >= 45.0, "{label} {w}x{h}: {max} levels, {db:.1} dB");
+            worst = (worst.0.max(max), worst.1.min(db));
+        }
+    }
+    println!("CPU luma against RGB then gray, photos: at most {} levels, worst {:.1} dB", worst.0, worst.1);
+    let noise = random::<Rgb8>(333, 257, 5);
+    let bytes = cuimg::io::encode(&noise, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    let (_, db) = apart(&cuimg::io::decode_luma(&bytes, name).unwrap(), &gray_of(&bytes));
+    assert!(db >= DECODERS_AGREE_DB, "noise: {db:.1} dB");
+
+    // EXIF orientation 6 (turned 90 degrees clockwise), 3 (180) and 1 (as stored).
+    let (photo_label, photo) = &color_photos()[1];
+    let plain = cuimg::io::encode(photo, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    assert_eq!(cuimg::io::jpeg_orientation(&plain), None);
+    let (w, h) = photo.dimensions();
+    for (o, dims) in [(6, (h, w)), (3, (w, h)), (1, (w, h))] {
+        let turned = with_orientation(&plain, o);
+        assert_eq!(cuimg::io::jpeg_orientation(&turned).is_some(), o != 1, "{photo_label}: orientation {o}");
+        let luma = cuimg::io::decode_luma(&turned, name).unwrap();
+        assert_eq!(luma.dimensions(), dims, "orientation {o}");
+        let (max, db) = apart(&luma, &gray_of(&turned));
+        assert!(max <= 8 && db >= 45.0, "orientation {o}: {max} levels, {db:.1} dB");
+    }
+    let turned = cuimg::io::decode_luma(&with_orientation(&plain, 3), name).unwrap();
+    let stored = cuimg::io::decode_luma(&plain, name).unwrap();
+    assert_eq!(turned.get(0, 0), stored.get(w - 1, h - 1), "180 degrees");
+
+    // Not a YCbCr JPEG: exactly RGB then gray. Cut: refused.
+    for file in ["cmyk.jpg", "source.png"] {
+        let bytes = data(file);
+        assert_eq!(cuimg::io::decode_luma(&bytes, name).unwrap(), gray_of(&bytes), "{file}");
+    }
+    let err = cuimg::io::decode_luma(&plain[..plain.len() / 2], name).unwrap_err();
+    assert!(matches!(err, Error::Decode { .. }) && err.to_string().contains("x.jpg"), "{err}");
+}
+
 /// A PNG cut short is refused by the decoder (no garbage image).
 #[test]
 fn truncated_png_is_refused() {
@@ -268,6 +347,88 @@ fn large_images_decode_on_the_sms() {
     // A truncated large file is refused on this path too.
     let cut = &files[1][..files[1].len() * 2 / 3];
     assert!(matches!(jpeg.decode_rgb(&s, cut), Err(Error::Nvjpeg { .. })));
+}
+
+/// Gray decoding (`decode_gray`, `decode_batch_gray`) gives a file's luma plane, on both
+/// backends, one call and batches, the SM decoder's sizes included: it agrees with the
+/// `image` crate's decode converted with the same weights, and differs from nvJPEG's own RGB
+/// decode converted by the grayscale kernel by rounding and clamping only. CMYK goes through
+/// RGB (exactly that conversion), a gray file is its own plane, a cut file is refused.
+#[test]
+fn gray_decode_is_the_luma_plane() {
+    let Some(gpu) = gpu() else { return };
+    let Some(hardware) = jpeg_or_skip(&gpu) else { return };
+    let on_sms = Jpeg::without_hardware(&gpu).unwrap();
+    let s = gpu.stream().unwrap();
+    let photo = &color_photos()[0].1;
+    let scaled = |w: u32, h: u32| {
+        let buf = image::RgbImage::from_raw(photo.width(), photo.height(), photo.as_bytes().to_vec()).unwrap();
+        let up = image::imageops::resize(&buf, w, h, image::imageops::FilterType::Triangle);
+        Image::<Rgb8>::from_bytes(w, h, up.as_raw()).unwrap()
+    };
+    let mut cases: Vec<(String, Image<Rgb8>, bool)> =
+        color_photos().into_iter().map(|(n, i)| (n.to_string(), i, true)).collect();
+    for (w, h) in [(1, 1), (17, 3), (1601, 1203)] {
+        cases.push((format!("photo {w}x{h}"), scaled(w, h), true));
+    }
+    for (w, h) in [(1, 1), (333, 257)] {
+        cases.push((format!("random {w}x{h}"), random::<Rgb8>(w, h, u64::from(w) + 7), false));
+    }
+    let bt601 = cuimg::GrayWeights::Bt601;
+    let (mut worst_cpu, mut worst_kernel, mut most) = (f64::INFINITY, f64::INFINITY, 0u8);
+    for (name, img, photo_like) in &cases {
+        let bytes = cuimg::io::encode(img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+        let cpu = cuimg::io::decode_rgb(&bytes, std::path::Path::new("x.jpg")).unwrap();
+        let cpu_gray = cuimg::cpu::grayscale(&cpu.view(), bt601).unwrap();
+        for codec in [&hardware, &on_sms] {
+            let single = s.download(&codec.decode_gray(&s, &bytes).unwrap()).unwrap();
+            let batch = codec.decode_batch_gray(&s, &[&bytes, &bytes]).unwrap();
+            for r in batch {
+                let got = s.download(&r.unwrap()).unwrap();
+                assert_eq!(got, single, "{name} ({codec:?}): batched and single gray decodes differ");
+            }
+            assert_eq!(single.dimensions(), img.dimensions(), "{name}");
+            let db = psnr(single.as_bytes(), cpu_gray.as_bytes());
+            assert!(db >= DECODERS_AGREE_DB, "{name} ({codec:?}): {db:.1} dB against the image crate");
+            worst_cpu = worst_cpu.min(db);
+            // nvJPEG's RGB decode of the same file, through the grayscale kernel.
+            let rgb = codec.decode_rgb(&s, &bytes).unwrap();
+            let mut via_rgb = s.alloc::<Gray8>(rgb.width(), rgb.height()).unwrap();
+            s.grayscale(&rgb, &mut via_rgb, bt601).unwrap();
+            let via_rgb = s.download(&via_rgb).unwrap();
+            let db = psnr(single.as_bytes(), via_rgb.as_bytes());
+            let max = single.as_bytes().iter().zip(via_rgb.as_bytes()).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+            println!("{name} ({codec:?}): luma against RGB then gray: {db:.1} dB, at most {max} levels apart");
+            if *photo_like {
+                // Photos: rounding of the color conversion and of the weights only.
+                assert!(db >= 45.0 && max <= 8, "{name} ({codec:?}): {db:.1} dB, {max} levels");
+                worst_kernel = worst_kernel.min(db);
+                most = most.max(max);
+            } else {
+                // Noise clamps R, G or B at 0 or 255 wherever chroma is extreme.
+                assert!(db >= DECODERS_AGREE_DB, "{name} ({codec:?}): {db:.1} dB");
+            }
+        }
+    }
+    println!(
+        "gray decode: worst {worst_cpu:.1} dB against the image crate; photos against RGB then the kernel: worst {worst_kernel:.1} dB, at most {most} levels"
+    );
+    // CMYK goes through RGB and the kernel; a gray file decodes to its own plane.
+    let cmyk = data("cmyk.jpg");
+    let gray_file = cuimg::io::encode(&random::<Gray8>(129, 65, 3), cuimg::io::Format::Jpeg { quality: 95 }).unwrap();
+    for codec in [&hardware, &on_sms] {
+        if let Ok(rgb) = codec.decode_rgb(&s, &cmyk) {
+            let mut want = s.alloc::<Gray8>(rgb.width(), rgb.height()).unwrap();
+            s.grayscale(&rgb, &mut want, bt601).unwrap();
+            let got = codec.decode_batch_gray(&s, &[&cmyk]).unwrap().pop().unwrap().unwrap();
+            assert_eq!(s.download(&got).unwrap(), s.download(&want).unwrap(), "CMYK ({codec:?})");
+        }
+        let DecodedJpeg::Gray(plane) = codec.decode(&s, &gray_file).unwrap() else { panic!("gray file in color") };
+        assert_eq!(s.download(&codec.decode_gray(&s, &gray_file).unwrap()).unwrap(), s.download(&plane).unwrap());
+        let cut = &gray_file[..gray_file.len() / 2];
+        assert!(matches!(codec.decode_gray(&s, cut), Err(Error::Nvjpeg { .. })));
+        assert!(matches!(codec.decode_batch_gray(&s, &[cut]).unwrap().pop().unwrap(), Err(Error::Nvjpeg { .. })));
+    }
 }
 
 /// Four hardware codecs on four threads, batch sizes changing (so decoder states are made

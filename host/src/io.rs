@@ -149,6 +149,84 @@ pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
     decode_as(bytes, name, Depth::Refuse)
 }
 
+/// Decodes a file to gray. A JPEG gives its luma plane, decoded without converting its color
+/// planes to RGB (as libjpeg's grayscale output and OpenCV's `imread(path,
+/// IMREAD_GRAYSCALE)` do, and [`crate::jpeg::Jpeg::decode_gray`] on the GPU): the encoder
+/// made that plane from the original pixels with the BT.601 weights of
+/// [`crate::cpu::grayscale`], so it differs from decoding to RGB and converting by rounding
+/// only, and it takes a third less time. Other files (PNG, CMYK JPEG, JPEG coded in RGB) are
+/// decoded to RGB and converted with those weights. Upright, truncation and limits as
+/// [`decode_rgb`].
+///
+/// ```
+/// use cuimg::io::{decode_luma, decode_rgb, encode, Format};
+/// let jpeg = encode(&cuimg::io::sample_rgb(), Format::Jpeg { quality: 90 }).unwrap();
+/// let name = std::path::Path::new("cat.jpg");
+/// let luma = decode_luma(&jpeg, name).unwrap();
+/// let via_rgb = cuimg::cpu::grayscale(&decode_rgb(&jpeg, name).unwrap().view(), cuimg::GrayWeights::Bt601).unwrap();
+/// let apart = luma.as_bytes().iter().zip(via_rgb.as_bytes()).map(|(a, b)| a.abs_diff(*b)).max();
+/// assert!(apart <= Some(8));
+/// ```
+pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
+    use zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions};
+    if !bytes.starts_with(&[0xFF, 0xD8]) || !crate::jpeg::first_component_is_luma(bytes) || !jpeg_is_complete(bytes) {
+        // (A cut JPEG is refused there, with the message every path gives.)
+        let rgb = decode_rgb(bytes, name)?;
+        return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
+    }
+    let failed = |why: String| Error::Decode {
+        path: name.into(),
+        source: image::ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Jpeg.into(), why))
+            .into(),
+    };
+    let options = DecoderOptions::default()
+        .jpeg_set_out_colorspace(ColorSpace::Luma)
+        .set_strict_mode(false)
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    decoder.decode_headers().map_err(|e| failed(format!("{e:?}")))?;
+    let (w, h) = decoder.dimensions().ok_or_else(|| failed("no frame header".into()))?;
+    // The limit before any pixel is allocated (a header may claim 65535 x 65535).
+    if w as u64 * h as u64 > decode_limit() {
+        return Err(failed(format!("{w} x {h} is over the decode limit of {} bytes", decode_limit())));
+    }
+    let pixels = decoder.decode().map_err(|e| failed(format!("{e:?}")))?;
+    let orientation = decoder
+        .exif()
+        .and_then(|exif| image::metadata::Orientation::from_exif_chunk(exif))
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let plane = GrayImage::from_raw(w as u32, h as u32, pixels).ok_or_else(|| failed("short output".into()))?;
+    let mut img = DynamicImage::ImageLuma8(plane);
+    img.apply_orientation(orientation);
+    Ok(Gray8::from_dynamic(img))
+}
+
+/// The turn or flip a JPEG's EXIF orientation asks for, from its `APP1` segment (no pixels
+/// decoded); `None` when it is stored upright: no orientation, `NoTransforms`, or one that
+/// does not parse, as every decoder here takes it. The CPU decoders apply it; nvJPEG
+/// decodes the pixels as stored, so the `cuimg` tool sends such a file through the CPU.
+///
+/// ```
+/// let jpeg = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+/// assert_eq!(cuimg::io::jpeg_orientation(&jpeg), None);
+/// ```
+pub fn jpeg_orientation(bytes: &[u8]) -> Option<image::metadata::Orientation> {
+    let mut i = 2;
+    while i + 4 <= bytes.len() && bytes[i] == 0xFF && bytes[i + 1] != 0xDA {
+        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
+        let segment = bytes.get(i + 4..i + 2 + len)?;
+        if bytes[i + 1] == 0xE1
+            && let Some(exif) = segment.strip_prefix(b"Exif\0\0")
+        {
+            return image::metadata::Orientation::from_exif_chunk(exif)
+                .filter(|o| *o != image::metadata::Orientation::NoTransforms);
+        }
+        i += 2 + len;
+    }
+    None
+}
+
 /// Decodes PNG or JPEG bytes to `P`, upright, rounding samples of more than 8 bits (16-bit
 /// PNG) to 8: the `image` crate rounds `v / 257` to the nearest. [`bits_per_channel`] tells
 /// beforehand, to warn about it as the `cuimg` tool does.

@@ -289,6 +289,66 @@ fn baseline_color_or_gray(bytes: &[u8]) -> bool {
     false
 }
 
+/// True when a JPEG's first component is its luma, so that nvJPEG's `Y` output is the
+/// image in gray: one-component files, and three-component files coded as YCbCr (JFIF's
+/// default). Not for four components (CMYK, YCCK) or three coded as RGB (an Adobe marker with
+/// transform 0, or components named `R`, `G`, `B`).
+pub(crate) fn first_component_is_luma(bytes: &[u8]) -> bool {
+    let mut i = 2;
+    let mut adobe_rgb = false;
+    while i + 4 <= bytes.len() && bytes[i] == 0xFF {
+        let marker = bytes[i + 1];
+        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
+        let segment = bytes.get(i + 4..i + 2 + len).unwrap_or(&[]);
+        if marker == 0xEE && segment.starts_with(b"Adobe") {
+            adobe_rgb = segment.get(11) == Some(&0);
+        }
+        if matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
+            // Precision, height, width, the component count, then 3 bytes per component.
+            let ids: Vec<u8> = segment.get(6..).unwrap_or(&[]).chunks(3).map(|c| c[0]).collect();
+            return match segment.get(5) {
+                Some(1) => true,
+                Some(3) => !adobe_rgb && ids.get(..3) != Some(&b"RGB"[..]),
+                _ => false,
+            };
+        }
+        i += 2 + len;
+    }
+    false
+}
+
+/// How nvJPEG writes a decoded image of this pixel type (one interleaved plane of
+/// `CHANNELS` bytes a pixel).
+trait Output: crate::Pixel {
+    const FORMAT: c_int;
+    /// Whether nvJPEG's output in `FORMAT` is this file's image.
+    fn decodes_directly(bytes: &[u8]) -> bool;
+    /// The image from the file decoded to RGB, for the files where it is not.
+    fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Self>>;
+}
+
+impl Output for Rgb8 {
+    const FORMAT: c_int = OUTPUT_RGBI;
+    fn decodes_directly(_: &[u8]) -> bool {
+        true
+    }
+    fn from_rgb(_: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Rgb8>> {
+        Ok(rgb)
+    }
+}
+
+impl Output for Gray8 {
+    const FORMAT: c_int = OUTPUT_Y;
+    fn decodes_directly(bytes: &[u8]) -> bool {
+        first_component_is_luma(bytes)
+    }
+    fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Gray8>> {
+        let mut gray = stream.alloc(rgb.width(), rgb.height())?;
+        stream.grayscale(&rgb, &mut gray, crate::GrayWeights::Bt601)?;
+        Ok(gray)
+    }
+}
+
 /// nvJPEG's decoupled decoder with Huffman decoding on the GPU (`NVJPEG_BACKEND_GPU_HYBRID`):
 /// the CPU only parses the file. Its own state, buffers, parameters and parsed stream, all
 /// used by one call at a time (under the codec's lock).
@@ -410,6 +470,7 @@ pub struct Jpeg {
     handle: Handle,
     owner: Arc<HandleOwner>,
     hardware: bool,
+    /// The state of single-file decodes (`nvjpegDecode`): null until the first one.
     decoder: Mutex<State>,
     /// The hardware decoder's batched state (null in a codec without it) and its input.
     batched: Mutex<Batched>,
@@ -500,15 +561,16 @@ impl Jpeg {
     }
 
     /// A codec with its own states on `owner`'s handle. A hardware codec's batched state is
-    /// made here, once: making states while others decode is what hung nvJPEG ([`STATES`]).
+    /// made here, once; every other state when first used (by then others may be decoding:
+    /// making them holds [`STATES`] exclusively). Lazy, because a state of the default backend
+    /// took tens of milliseconds to make, and the tool's encoders and decoders on the SMs,
+    /// ten codecs, each made one they never used before the first file was read.
     fn on(owner: Arc<HandleOwner>, hardware: bool) -> Result<Arc<Jpeg>> {
         let lib = owner.lib;
-        let (mut decoder, mut batched): (State, State) = (std::ptr::null_mut(), std::ptr::null_mut());
-        let exclusive = states_exclusive();
-        owner.gpu.bind()?;
-        // SAFETY: a valid handle and an out-pointer.
-        check("nvjpegJpegStateCreate", unsafe { (lib.nvjpegJpegStateCreate)(owner.handle, &mut decoder) })?;
+        let mut batched: State = std::ptr::null_mut();
         if hardware {
+            let _exclusive = states_exclusive();
+            owner.gpu.bind()?;
             // SAFETY: a valid handle and out-pointer; then the state just made, with a size
             // hint of one 1x1 image: what NVIDIA's decoders do so that the hardware decoder
             // draws on a memory pool (they measured over 20% faster).
@@ -521,23 +583,19 @@ impl Jpeg {
                 })
             };
             if let Err(e) = made {
-                // SAFETY: states made above and used by nothing.
-                unsafe {
-                    (lib.nvjpegJpegStateDestroy)(decoder);
-                    if !batched.is_null() {
-                        (lib.nvjpegJpegStateDestroy)(batched);
-                    }
+                if !batched.is_null() {
+                    // SAFETY: the state made above, used by nothing.
+                    unsafe { (lib.nvjpegJpegStateDestroy)(batched) };
                 }
                 return Err(e);
             }
         }
-        drop(exclusive);
         Ok(Arc::new(Jpeg {
             lib,
             handle: owner.handle,
             owner,
             hardware,
-            decoder: Mutex::new(decoder),
+            decoder: Mutex::new(std::ptr::null_mut()),
             batched: Mutex::new(Batched { state: batched, staging: None }),
             sm: Mutex::new(None),
             encoder: Mutex::new(None),
@@ -592,10 +650,10 @@ impl Jpeg {
         let (w, h, n) = self.info(bytes)?;
         if n == 1 {
             let mut img = stream.alloc_for_output::<Gray8>(w, h)?;
-            self.decode_into(stream, bytes, &mut img, OUTPUT_Y, 1)?;
+            self.decode_into(stream, bytes, &mut img)?;
             Ok(DecodedJpeg::Gray(img))
         } else {
-            Ok(DecodedJpeg::Rgb(self.decode_whole_rgb(stream, bytes)?))
+            Ok(DecodedJpeg::Rgb(self.decode_whole(stream, bytes)?))
         }
     }
 
@@ -604,33 +662,60 @@ impl Jpeg {
         if !is_complete(bytes) {
             return Err(truncated());
         }
-        self.decode_whole_rgb(stream, bytes)
+        self.decode_whole(stream, bytes)
     }
 
-    /// [`Jpeg::decode_rgb`] for a file already known to be whole.
-    fn decode_whole_rgb(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Rgb8>> {
+    /// Decodes a JPEG into a new gray device image. A color file gives its luma (`Y`) plane,
+    /// decoded without converting its color planes to RGB, as libjpeg's grayscale output and
+    /// OpenCV's `imread(path, IMREAD_GRAYSCALE)` do: the encoder made that plane with the
+    /// BT.601 weights [`Stream::grayscale`] uses, from the original pixels, so it differs from
+    /// decoding to RGB and converting by rounding only (the bound is in `tests/jpeg.rs`). CMYK
+    /// files and files coded in RGB are decoded to RGB and converted.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// # let Ok(jpeg) = cuimg::jpeg::Jpeg::new(&gpu) else { return Ok(()) };
+    /// let stream = gpu.stream()?;
+    /// let photo = stream.upload(&cuimg::io::sample_rgb().view())?;
+    /// let bytes = jpeg.encode_rgb(&stream, &photo, 90)?;
+    /// let gray = jpeg.decode_gray(&stream, &bytes)?;
+    /// assert_eq!(gray.dimensions(), photo.dimensions());
+    /// # Ok(()) }
+    /// ```
+    pub fn decode_gray(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Gray8>> {
+        if !is_complete(bytes) {
+            return Err(truncated());
+        }
+        self.decode_whole(stream, bytes)
+    }
+
+    /// Decodes a file already known to be whole into a new image of `P`.
+    fn decode_whole<P: Output>(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<P>> {
+        if !P::decodes_directly(bytes) {
+            return P::from_rgb(stream, self.decode_whole::<Rgb8>(stream, bytes)?);
+        }
         let (w, h, _) = self.info(bytes)?;
-        let mut img = stream.alloc_for_output::<Rgb8>(w, h)?;
+        let mut img = stream.alloc_for_output::<P>(w, h)?;
         if !self.hardware && baseline_color_or_gray(bytes) && u64::from(w) * u64::from(h) >= GPU_HUFFMAN_PIXELS {
             self.decode_on_sms(stream, bytes, &mut img)?;
         } else {
-            self.decode_into(stream, bytes, &mut img, OUTPUT_RGBI, 3)?;
+            self.decode_into(stream, bytes, &mut img)?;
         }
         Ok(img)
     }
 
-    fn decode_into<P: crate::Pixel>(
-        &self,
-        stream: &Stream,
-        bytes: &[u8],
-        img: &mut DeviceImage<P>,
-        format: c_int,
-        channels: usize,
-    ) -> Result<()> {
-        let pitch = img.width() as usize * channels;
+    fn decode_into<P: Output>(&self, stream: &Stream, bytes: &[u8], img: &mut DeviceImage<P>) -> Result<()> {
+        let pitch = img.width() as usize * P::CHANNELS;
         let mut to = img.buf.write(&stream.raw)?;
         let mut out = NvImage::one_plane(to.ptr().addr() as *mut c_uchar, pitch);
-        let state = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+        if state.is_null() {
+            let _exclusive = states_exclusive();
+            stream.raw.context().bind_to_thread()?;
+            // SAFETY: a valid handle and an out-pointer; the state is this codec's, under its lock.
+            check("nvjpegJpegStateCreate", unsafe { (self.lib.nvjpegJpegStateCreate)(self.handle, &mut *state) })?;
+        }
         let _shared = states_shared();
         let _engine = self.hardware.then(|| hardware_lock(&self.owner.gpu));
         stream.raw.context().bind_to_thread()?;
@@ -643,7 +728,7 @@ impl Jpeg {
                 *state,
                 bytes.as_ptr(),
                 bytes.len(),
-                format,
+                P::FORMAT,
                 &mut out,
                 stream.raw.cu_stream(),
             )
@@ -653,14 +738,14 @@ impl Jpeg {
     /// Decodes a whole baseline JPEG into `img` (its size) with the decoupled GPU decoder,
     /// and waits for it: the state, its pinned and device buffers and the parsed stream are
     /// reused by the next call, and `bytes` is only borrowed for this one.
-    fn decode_on_sms(&self, stream: &Stream, bytes: &[u8], img: &mut DeviceImage<Rgb8>) -> Result<()> {
+    fn decode_on_sms<P: Output>(&self, stream: &Stream, bytes: &[u8], img: &mut DeviceImage<P>) -> Result<()> {
         let mut sm = self.sm.lock().unwrap_or_else(|e| e.into_inner());
         if sm.is_none() {
             stream.raw.context().bind_to_thread()?;
             *sm = Some(SmDecoder::new(self.lib, self.handle)?);
         }
         let d = sm.as_ref().expect("made above");
-        let pitch = img.width() as usize * 3;
+        let pitch = img.width() as usize * P::CHANNELS;
         let mut to = img.buf.write(&stream.raw)?;
         let mut out = NvImage::one_plane(to.ptr().addr() as *mut c_uchar, pitch);
         let s = stream.raw.cu_stream();
@@ -669,8 +754,12 @@ impl Jpeg {
         // SAFETY: the decoder's objects are ours under its lock and were made on this
         // handle; `bytes` outlives every phase (the stream is synchronized before return,
         // and nvJPEG keeps no copy: save_stream is 0); `out` is the device image of
-        // `3 * width * height` bytes under its write guard, on `stream`'s context.
+        // `pitch * height` bytes under its write guard, on `stream`'s context.
         unsafe {
+            check(
+                "nvjpegDecodeParamsSetOutputFormat",
+                (self.lib.nvjpegDecodeParamsSetOutputFormat)(d.params, P::FORMAT),
+            )?;
             check(
                 "nvjpegJpegStreamParse",
                 (self.lib.nvjpegJpegStreamParse)(self.handle, bytes.as_ptr(), bytes.len(), 0, 0, d.parsed),
@@ -696,26 +785,54 @@ impl Jpeg {
     /// them together; a codec without it decodes them one by one). Each image's own
     /// failure is its own `Err`; files that are not whole JPEGs are refused before the call.
     pub fn decode_batch_rgb(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<Rgb8>>>> {
+        self.decode_batch(stream, files)
+    }
+
+    /// [`Jpeg::decode_batch_rgb`] into gray images, each as [`Jpeg::decode_gray`] makes it
+    /// (a color file's luma plane).
+    pub fn decode_batch_gray(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<Gray8>>>> {
+        self.decode_batch(stream, files)
+    }
+
+    fn decode_batch<P: Output>(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<P>>>> {
+        use rayon::prelude::*;
         if !self.hardware {
-            return Ok(files.iter().map(|bytes| self.decode_rgb(stream, bytes)).collect());
+            return Ok(files
+                .iter()
+                .map(|bytes| if is_complete(bytes) { self.decode_whole(stream, bytes) } else { Err(truncated()) })
+                .collect());
         }
-        let mut results: Vec<Result<DeviceImage<Rgb8>>> = Vec::with_capacity(files.len());
-        let mut good = Vec::new();
-        for (i, bytes) in files.iter().enumerate() {
-            let r = if !is_complete(bytes) {
-                Err(truncated())
-            } else if baseline_color_or_gray(bytes) {
-                // The batch's output, written by the call below.
-                let r = self.info(bytes).and_then(|(w, h, _)| stream.alloc_for_output::<Rgb8>(w, h));
-                if r.is_ok() {
-                    good.push(i);
+        // Each file's checks on all cores: the truncation check reads all of it (megabytes of
+        // a photo), and on the decoder's thread it kept the engines waiting.
+        let sizes: Vec<Result<Option<(u32, u32)>>> = files
+            .par_iter()
+            .map(|bytes| {
+                if !is_complete(bytes) {
+                    Err(truncated())
+                } else if baseline_color_or_gray(bytes) && P::decodes_directly(bytes) {
+                    self.info(bytes).map(|(w, h, _)| Some((w, h)))
+                } else {
+                    Ok(None)
                 }
-                r
-            } else {
+            })
+            .collect();
+        let mut results: Vec<Result<DeviceImage<P>>> = Vec::with_capacity(files.len());
+        let mut good = Vec::new();
+        for (i, (bytes, size)) in files.iter().zip(sizes).enumerate() {
+            let r = match size {
+                Err(e) => Err(e),
+                // The batch's output, written by the call below.
+                Ok(Some((w, h))) => {
+                    let r = stream.alloc_for_output::<P>(w, h);
+                    if r.is_ok() {
+                        good.push(i);
+                    }
+                    r
+                }
                 // Progressive, CMYK and other uncommon files go one at a time: the batched
                 // call of nvJPEG's default backend crashed the process on them (seen on an
                 // H100 with CUDA 13.0), and the hardware decoder takes baseline files only.
-                self.decode_whole_rgb(stream, bytes)
+                Ok(None) => self.decode_whole(stream, bytes),
             };
             results.push(r);
         }
@@ -727,7 +844,7 @@ impl Jpeg {
         // In `good`'s order (ascending): the batch's outputs pair with its files.
         for (_, r) in results.iter_mut().enumerate().filter(|(i, _)| good.binary_search(i).is_ok()) {
             let img = r.as_mut().expect("good files have their image");
-            let pitch = img.width() as usize * 3;
+            let pitch = img.width() as usize * P::CHANNELS;
             let mut guard = img.buf.write(&stream.raw)?;
             let ptr = guard.ptr().addr() as *mut c_uchar;
             guards.push(guard);
@@ -746,13 +863,18 @@ impl Jpeg {
         let Batched { state, staging } = &mut *batched;
         let staging = staging.as_mut().expect("made above");
         let host = staging.host_bytes_mut()?; // waits for the last batch's copies from it
+        // The files side by side in the page-locked buffer, copied on all cores (105 MB a
+        // batch of 35 photos).
         let mut offsets = Vec::with_capacity(good.len());
-        let mut at = 0;
+        let mut copies = Vec::with_capacity(good.len());
+        let (mut rest, mut at) = (&mut host[..total], 0);
         for &i in &good {
-            host[at..at + files[i].len()].copy_from_slice(files[i]);
+            let (to, after) = rest.split_at_mut(files[i].len());
+            copies.push((to, files[i]));
             offsets.push(at);
-            at += files[i].len();
+            (rest, at) = (after, at + files[i].len());
         }
+        copies.into_par_iter().for_each(|(to, from)| to.copy_from_slice(from));
         let input = staging.read(&stream.raw)?;
         let base = input.bytes()?.as_ptr();
         // SAFETY: each offset plus its length lies within the `total` bytes written above.
@@ -766,7 +888,7 @@ impl Jpeg {
         // read guard `input` keeps from the host until the stream has copied them; `outs`
         // holds as many device images under their write guards, on `stream`'s context.
         let status = unsafe {
-            match (self.lib.nvjpegDecodeBatchedInitialize)(self.handle, *state, good.len() as c_int, 1, OUTPUT_RGBI) {
+            match (self.lib.nvjpegDecodeBatchedInitialize)(self.handle, *state, good.len() as c_int, 1, P::FORMAT) {
                 SUCCESS => (self.lib.nvjpegDecodeBatched)(
                     self.handle,
                     *state,
@@ -789,12 +911,11 @@ impl Jpeg {
             return Ok(files
                 .iter()
                 .zip(results)
-                .map(|(bytes, r)| r.and_then(|_| self.decode_whole_rgb(stream, bytes)))
+                .map(|(bytes, r)| r.and_then(|_| self.decode_whole(stream, bytes)))
                 .collect());
         }
         Ok(results)
     }
-
     fn encoder(&self, stream: &Stream) -> Result<std::sync::MutexGuard<'_, Option<(State, State)>>> {
         let mut enc = self.encoder.lock().unwrap_or_else(|e| e.into_inner());
         if enc.is_none() {
@@ -927,8 +1048,10 @@ impl Drop for Jpeg {
             {
                 (self.lib.nvjpegJpegStateDestroy)(state);
             }
-            if let Ok(state) = self.decoder.get_mut() {
-                (self.lib.nvjpegJpegStateDestroy)(*state);
+            if let Ok(&mut state) = self.decoder.get_mut()
+                && !state.is_null()
+            {
+                (self.lib.nvjpegJpegStateDestroy)(state);
             }
         }
     }
