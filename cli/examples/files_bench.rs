@@ -2,9 +2,10 @@
 //! JPEGs) and 1920x1080 PNGs (to gray PNGs), GPU path against the CPU path on all cores of the
 //! same machine, with the stage breakdown; and nvJPEG decoding alone.
 //!
-//! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR] [--decode-only | --gpu-only]`
+//! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR] [--dir DIR] [--decode-only | --gpu-only]`
 //! (`--decode-only`: only nvJPEG's decoding, swept over batch sizes and threads; `--gpu-only`:
-//! only the JPEG job's default GPU path, for large folders)
+//! only the JPEG job's default GPU path, for large folders; `--dir`: the test files made there
+//! once and kept)
 //! (`gpu-bundle/run.sh files` on the lent GPU). The test files are made at run time from the
 //! shared photos, upscaled, JPEG quality 90.
 
@@ -28,6 +29,10 @@ fn cuimg_bin() -> PathBuf {
 /// Upscaled copies of the shared photos: `n` files of `w` x `h` in `dir`.
 fn make(dir: &Path, n: usize, (w, h): (u32, u32), ext: &str) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir).unwrap();
+    let paths: Vec<PathBuf> = (0..n).map(|i| dir.join(format!("img{i:04}.{ext}"))).collect();
+    if std::fs::read_dir(dir).unwrap().count() == n && paths.iter().all(|p| p.exists()) {
+        return paths; // made by an earlier run with `--dir`
+    }
     let photos = std::env::var_os("CUIMG_IMAGES").map_or_else(|| PathBuf::from("../shared/images"), PathBuf::from);
     let sources: Vec<Image<Rgb8>> = ["chelsea.png", "coffee.png", "camera.png"]
         .iter()
@@ -56,6 +61,10 @@ fn make(dir: &Path, n: usize, (w, h): (u32, u32), ext: &str) -> Vec<PathBuf> {
 /// Runs the tool (with `env` set) and returns (images per second, images per second once
 /// the GPU and codecs are open, its stderr).
 fn tool(args: &[&str], env: &[(&str, &str)]) -> (f64, f64, String) {
+    // Every run starts with no dirty pages: gigabytes of earlier runs' outputs (and of the
+    // test files) left to write back throttled later runs' writes, 0.7 against 7 to 13 ms
+    // a file in one session (docs/BENCHMARKS.md).
+    let _ = Command::new("sync").status();
     let o = Command::new(cuimg_bin()).args(args).envs(env.iter().copied()).output().expect("the cuimg binary runs");
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let ips = err
@@ -80,6 +89,7 @@ fn main() {
     let mut out = PathBuf::from("files-bench-out");
     let mut decode_only = false;
     let mut gpu_only = false;
+    let mut keep = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -87,10 +97,13 @@ fn main() {
             "--out" => out = args.next().expect("--out DIR").into(),
             "--decode-only" => decode_only = true,
             "--gpu-only" => gpu_only = true,
+            "--dir" => keep = Some(PathBuf::from(args.next().expect("--dir DIR"))),
             _ => {}
         }
     }
-    let work = std::env::temp_dir().join(format!("cuimg-files-bench-{}", std::process::id()));
+    // `--dir DIR`: the test files are made there once and kept, for runs one after another.
+    let work =
+        keep.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("cuimg-files-bench-{}", std::process::id())));
     let t = Instant::now();
     let jpg_dir = work.join("jpg");
     let files = make(&jpg_dir, jpegs, (4000, 3000), "jpg");
@@ -117,11 +130,11 @@ fn main() {
         let mut paths: Vec<(String, Env, Option<&str>)> = Vec::new();
         if fmt == "jpg" && !gpu_only {
             for (label, env) in [
+                ("GPU, decoded to RGB and converted", vec![("CUIMG_GRAY_VIA_RGB", "1")]),
                 ("GPU, 2 hardware decoders", vec![("CUIMG_HW_DECODERS", "2")]),
-                ("GPU, 2 encoders", vec![("CUIMG_ENCODERS", "2")]),
-                ("GPU, 8 encoders", vec![("CUIMG_ENCODERS", "8")]),
                 ("GPU, no SM decoders", vec![("CUIMG_SM_DECODERS", "0")]),
-                ("GPU, 2 SM decoders", vec![("CUIMG_SM_DECODERS", "2")]),
+                ("GPU, no CPU decoders", vec![("CUIMG_CPU_DECODERS", "0"), ("CUIMG_RAMP_DECODERS", "0")]),
+                ("GPU, no ramp decoders", vec![("CUIMG_RAMP_DECODERS", "0")]),
             ] {
                 paths.push((label.into(), env, None));
             }
@@ -160,7 +173,9 @@ fn main() {
     std::fs::create_dir_all(&out).unwrap();
     let doc = serde_json::json!({"jpegs": files.len(), "runs": rows, "nvjpeg_decode_images_per_second": decode});
     std::fs::write(out.join("files.json"), serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&work);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
     println!("\nwrote {}", out.join("files.json").display());
 }
 
@@ -209,6 +224,8 @@ fn decode_alone(files: &[PathBuf], full: bool, rows: &mut Vec<serde_json::Value>
         let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
         (ticks(11) + ticks(12)) / 100.0 // utime, stime (fields 14 and 15), at 100 ticks/s
     };
+    // `CUIMG_DECODE_GRAY=1`: decoded to gray (the luma plane) instead of RGB.
+    let gray = std::env::var_os("CUIMG_DECODE_GRAY").is_some_and(|v| v == "1");
     let decode = |hw: usize, batch: usize, sms: usize, prioritized: bool, files: &[Vec<u8>]| {
         let next = AtomicUsize::new(0);
         let (t, cpu) = (Instant::now(), cpu_seconds());
@@ -226,8 +243,10 @@ fn decode_alone(files: &[PathBuf], full: bool, rows: &mut Vec<serde_json::Value>
                         }
                         let views: Vec<&[u8]> =
                             files[start..(start + take).min(files.len())].iter().map(Vec::as_slice).collect();
-                        for r in jpeg.decode_batch_rgb(stream, &views).unwrap() {
-                            r.unwrap();
+                        if gray {
+                            jpeg.decode_batch_gray(stream, &views).unwrap().into_iter().for_each(|r| drop(r.unwrap()));
+                        } else {
+                            jpeg.decode_batch_rgb(stream, &views).unwrap().into_iter().for_each(|r| drop(r.unwrap()));
                         }
                     }
                     stream.synchronize().unwrap();

@@ -42,7 +42,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Op {
-    /// RGB to gray (BT.601, as OpenCV's cvtColor).
+    /// RGB to gray (BT.601, as OpenCV's cvtColor). A JPEG gives its own luma plane, decoded
+    /// as such (as OpenCV's imread with IMREAD_GRAYSCALE): within rounding of the same.
     Gray(Common),
     /// Gray written back into red, green and blue.
     Bw(Common),
@@ -159,6 +160,10 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         _ => None,
     };
     let histogram = matches!(op, Op::Histogram(_));
+    // A JPEG's gray is its luma plane, decoded as such (`Jpeg::decode_gray`, `io::decode_luma`):
+    // no RGB image and no conversion. `CUIMG_GRAY_VIA_RGB=1` decodes to RGB and converts, to
+    // compare.
+    let luma = matches!(op, Op::Gray(_)) && knob("CUIMG_GRAY_VIA_RGB", 0) == 0;
     let ext = match (c.format.as_deref(), histogram) {
         (None, true) => Some("csv"),
         (Some(f @ ("csv" | "json")), true) => Some(f),
@@ -188,6 +193,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     }
     let start = Instant::now();
     let gpus = if c.cpu { None } else { open_gpus(&c.gpu)? };
+    let gpus_opened = start.elapsed();
     let device = gpus.as_ref().map_or_else(
         || format!("CPU, {} threads", rayon::current_num_threads()),
         |p| format!("{} x {}", p.len(), p.gpus()[0].name()),
@@ -195,9 +201,10 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     let jpeg = |path: &Path| Format::from_path(path, c.quality).unwrap_or(Format::Png);
     // JPEG in, on a GPU with nvJPEG: decoded (and, for JPEG out, encoded) on the GPU.
     let all_jpeg = !jobs.is_empty() && jobs.iter().all(|(i, _)| is_jpeg(i));
-    let codecs = match (&gpus, all_jpeg && !histogram) {
-        (Some(pool), true) => match open_codecs(pool, jobs.iter().all(|(_, o)| is_jpeg(o))) {
-            Ok(c) => Some(c),
+    // The codecs themselves open inside the JPEG path, while its CPU decoders already work.
+    let shape = match (&gpus, all_jpeg && !histogram) {
+        (Some(_), true) => match cuimg::jpeg::load() {
+            Ok(_) => Some(Shape::new(jobs.iter().all(|(_, o)| is_jpeg(o)), luma)),
             Err(e) => {
                 eprintln!("JPEG through the CPU: {e}");
                 None
@@ -206,30 +213,53 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         _ => None,
     };
     let opened = start.elapsed();
-    let device = match &codecs {
-        Some(c) => format!("{device}, nvJPEG ({})", c[0].describe()),
+    let device = match &shape {
+        Some(shape) => format!("{device}, nvJPEG ({})", shape.describe()),
         None => device,
     };
-    let jpeg_path = codecs.is_some();
-    match (op, &gpus, codecs) {
-        (Op::Gray(_), Some(_), Some(codecs)) => {
-            jpeg_on_gpu::<Gray8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
+    let jpeg_path = shape.is_some();
+    match (op, &gpus, &shape) {
+        (Op::Gray(_), Some(pool), Some(shape)) if luma => {
+            jpeg_on_gpu::<Gray8, Gray8>(&jobs, pool, shape, &jpeg, &run, |_, luma| Ok(luma))
         }
-        (Op::Bw(_), Some(_), Some(codecs)) => {
-            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
-        }
-        (Op::Equalize(_), Some(_), Some(codecs)) => {
-            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
-        }
-        (Op::Clahe { .. }, Some(_), Some(codecs)) => {
+        (Op::Gray(_), Some(pool), Some(shape)) => jpeg_on_gpu(
+            &jobs,
+            pool,
+            shape,
+            &jpeg,
+            &run,
+            into_new::<Gray8>(|s, a, b| s.grayscale(a, b, GrayWeights::Bt601)),
+        ),
+        (Op::Bw(_), Some(pool), Some(shape)) => jpeg_on_gpu(
+            &jobs,
+            pool,
+            shape,
+            &jpeg,
+            &run,
+            into_new::<Rgb8>(|s, a, b| s.black_and_white(a, b, GrayWeights::Bt601)),
+        ),
+        (Op::Equalize(_), Some(pool), Some(shape)) => jpeg_on_gpu(
+            &jobs,
+            pool,
+            shape,
+            &jpeg,
+            &run,
+            into_new::<Rgb8>(|s, a, b| s.equalize_color(a, b, EqualizeMode::Luma)),
+        ),
+        (Op::Clahe { .. }, Some(pool), Some(shape)) => {
             let (p, mode) = clahe.expect("parsed above");
-            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, move |s, a, b| s.clahe_color(a, b, p, mode))
+            jpeg_on_gpu(&jobs, pool, shape, &jpeg, &run, into_new::<Rgb8>(move |s, a, b| s.clahe_color(a, b, p, mode)))
         }
-        (Op::Lut { .. }, Some(_), Some(codecs)) => {
+        (Op::Lut { .. }, Some(pool), Some(shape)) => {
             let lut = lut.expect("parsed above");
-            jpeg_on_gpu::<Rgb8>(&jobs, codecs, &jpeg, &run, move |s, a, b| {
-                s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
-            })
+            jpeg_on_gpu(
+                &jobs,
+                pool,
+                shape,
+                &jpeg,
+                &run,
+                into_new::<Rgb8>(move |s, a, b| s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)),
+            )
         }
         _ => {}
     }
@@ -256,6 +286,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
                     s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
                 })
             }
+            (Op::Gray(_), None) if luma => on_cpu_gray(&jobs, &jpeg, &run),
             (Op::Gray(_), None) => {
                 on_cpu::<Gray8>(&jobs, &jpeg, &run, |i| cpu::grayscale(&i.view(), GrayWeights::Bt601))
             }
@@ -280,13 +311,18 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     let failures = run.failures.into_inner().unwrap_or_else(|e| e.into_inner());
     let done = run.done.load(Relaxed);
     eprintln!(
-        "{done} images written, {} failed, in {:.2} s ({:.1} images/s) on {device}; {:.0} ms of it opening the GPU and codecs",
+        "{done} images written, {} failed, in {:.2} s ({:.1} images/s) on {device}; {:.0} ms of it opening the GPU and nvJPEG",
         failures.len(),
         wall.as_secs_f64(),
         done as f64 / wall.as_secs_f64().max(1e-9),
         opened.as_secs_f64() * 1e3
     );
     if c.report {
+        eprintln!(
+            "opening: {:.0} ms the GPUs (driver, contexts, kernels), then {:.0} ms loading nvJPEG (its codecs open while the CPU decoders work)",
+            gpus_opened.as_secs_f64() * 1e3,
+            (opened - gpus_opened).as_secs_f64() * 1e3
+        );
         eprintln!("{}", run.stages.table(done, wall));
         if let Some(threads) = run.stages.threads_table(wall) {
             eprint!("{threads}");
@@ -369,11 +405,16 @@ fn open_gpus(which: &str) -> Result<Option<GpuPool>, String> {
 /// Reads and decodes one input, timed. A source with more than 8 bits per channel is
 /// reduced to 8 (cuimg's images are 8-bit) and the user is told, file by file.
 fn load(path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
-    let stages = &run.stages;
-    let bytes = stages
+    let bytes = run
+        .stages
         .time(Stage::Read, || std::fs::read(path).map_err(|source| cuimg::Error::Io { path: path.into(), source }))?;
-    stages.time(Stage::Decode, || {
-        if let Some(bits @ 9..) = cuimg::io::bits_per_channel(&bytes) {
+    load_decoded(&bytes, path, run)
+}
+
+/// [`load`] for bytes already read.
+fn load_decoded(bytes: &[u8], path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
+    run.stages.time(Stage::Decode, || {
+        if let Some(bits @ 9..) = cuimg::io::bits_per_channel(bytes) {
             run.progress.suspend(|| {
                 eprintln!(
                     "warning: {}: {bits} bits per channel, reduced to 8 (cuimg works on 8-bit images)",
@@ -381,7 +422,7 @@ fn load(path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
                 )
             });
         }
-        cuimg::io::decode_converted(&bytes, path)
+        cuimg::io::decode_converted(bytes, path)
     })
 }
 
@@ -409,6 +450,27 @@ fn on_cpu<Q: Pixel + Encode>(
             Err(e) => run.fail(input, e),
             Ok(result) => save(&result, out, format(out), run),
         },
+    });
+}
+
+/// The CPU path of `gray`: a JPEG decoded to its luma plane (`io::decode_luma`), as the
+/// GPU's JPEG path does; other files to RGB and converted, as `on_cpu`.
+fn on_cpu_gray(jobs: &[inputs::Job], format: &(dyn Fn(&Path) -> Format + Sync), run: &Run) {
+    jobs.par_iter().for_each(|(input, out)| {
+        let bytes = match run.stages.time(Stage::Read, || std::fs::read(input)) {
+            Ok(b) => b,
+            Err(e) => return run.fail(input, format!("cannot read: {e}")),
+        };
+        let gray = if bytes.starts_with(&[0xFF, 0xD8]) {
+            run.stages.time(Stage::Decode, || cuimg::io::decode_luma(&bytes, input))
+        } else {
+            load_decoded(&bytes, input, run)
+                .and_then(|img| run.stages.time(Stage::Kernel, || cpu::grayscale(&img.view(), GrayWeights::Bt601)))
+        };
+        match gray {
+            Ok(img) => save(&img, out, format(out), run),
+            Err(e) => run.fail(input, e),
+        }
     });
 }
 
@@ -546,6 +608,56 @@ impl GpuJpeg for Rgb8 {
     }
 }
 
+/// What the JPEG path decodes into: RGB, or gray (a JPEG's luma plane).
+trait GpuDecode: Pixel {
+    fn decode_batch(
+        jpeg: &cuimg::jpeg::Jpeg,
+        s: &Stream,
+        files: &[&[u8]],
+    ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>>;
+    /// A file nvJPEG refused, decoded on the CPU (which also names what is wrong with it)
+    /// and uploaded.
+    fn decode_on_cpu(s: &Stream, bytes: &[u8], path: &Path) -> cuimg::Result<DeviceImage<Self>>;
+}
+
+impl GpuDecode for Rgb8 {
+    fn decode_batch(
+        jpeg: &cuimg::jpeg::Jpeg,
+        s: &Stream,
+        files: &[&[u8]],
+    ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>> {
+        jpeg.decode_batch_rgb(s, files)
+    }
+    fn decode_on_cpu(s: &Stream, bytes: &[u8], path: &Path) -> cuimg::Result<DeviceImage<Self>> {
+        s.upload(&cuimg::io::decode_rgb(bytes, path)?.view())
+    }
+}
+
+impl GpuDecode for Gray8 {
+    fn decode_batch(
+        jpeg: &cuimg::jpeg::Jpeg,
+        s: &Stream,
+        files: &[&[u8]],
+    ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>> {
+        jpeg.decode_batch_gray(s, files)
+    }
+    fn decode_on_cpu(s: &Stream, bytes: &[u8], path: &Path) -> cuimg::Result<DeviceImage<Self>> {
+        s.upload(&cuimg::io::decode_luma(bytes, path)?.view())
+    }
+}
+
+/// An operation that writes its result into an image it is given, as one that returns a
+/// new image (made for it on the same stream) from the decoded one.
+fn into_new<Q: Pixel>(
+    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
+) -> impl Fn(&Stream, DeviceImage<Rgb8>) -> cuimg::Result<DeviceImage<Q>> + Sync {
+    move |s, src| {
+        let mut dst = s.alloc::<Q>(src.width(), src.height())?;
+        op(s, &src, &mut dst)?;
+        Ok(dst)
+    }
+}
+
 fn is_jpeg(path: &Path) -> bool {
     matches!(Format::from_path(path, 0), Some(Format::Jpeg { .. }))
 }
@@ -570,82 +682,58 @@ struct Worker {
     stream: Stream,
 }
 
-/// Every nvJPEG codec of a run on one GPU, all made before any decoding starts (making
-/// decoder states while others decode is what hung nvJPEG; cuimg also serializes it).
-struct GpuCodecs {
-    gpu: cuimg::Gpu,
-    /// Batched decoders (the hardware decoder where the GPU has one) to open: their library
-    /// handle takes 0.6 to 0.8 s to make on the H100, so they open while the others work.
+/// How many workers of each kind the JPEG path runs on each GPU.
+struct Shape {
+    /// Batched decoders: the hardware decoder where the GPU has one.
     hardware: usize,
     /// Decoders on the SMs (nvJPEG's GPU decoder), one file at a time, beside the hardware.
-    on_sms: Vec<Worker>,
-    encoders: Vec<Worker>,
+    on_sms: usize,
+    /// CPU decoders, one file at a time, on cores the others leave idle: they upload what
+    /// they decode.
+    on_cpu: usize,
+    /// More CPU decoders while the hardware decoder opens (0.6 to 1 s on the H100, with all
+    /// cores idle), which stop once it decodes.
+    ramp: usize,
+    encoders: usize,
 }
 
-impl GpuCodecs {
+impl Shape {
+    /// Counts per GPU: `CUIMG_HW_DECODERS` (default 1: one fed the engines as well as two
+    /// alone, and did better among the other stages), `CUIMG_SM_DECODERS` (default: half the
+    /// cores, at most 6; each takes a core, 12 to 19 CPU ms per 12-megapixel image, and 6
+    /// beside the hardware decoder measured best), `CUIMG_CPU_DECODERS` and
+    /// `CUIMG_RAMP_DECODERS` (a quarter and a half of the cores when the output is gray, none
+    /// else: a JPEG's luma alone decodes on a core quickly enough to add to the GPU's) and
+    /// `CUIMG_ENCODERS` (4; all cores' half when the outputs are encoded on the CPU). The
+    /// measurements are in docs/BENCHMARKS.md.
+    fn new(jpeg_out: bool, luma: bool) -> Shape {
+        let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
+        let cpu = |name, share: usize| knob(name, if luma { cores / share } else { 0 });
+        Shape {
+            hardware: knob("CUIMG_HW_DECODERS", 1).max(1),
+            on_sms: knob("CUIMG_SM_DECODERS", (cores / 2).min(6)),
+            on_cpu: cpu("CUIMG_CPU_DECODERS", 4),
+            ramp: cpu("CUIMG_RAMP_DECODERS", 2),
+            encoders: knob("CUIMG_ENCODERS", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1),
+        }
+    }
+
     fn describe(&self) -> String {
         format!(
-            "{} batched (hardware) decoders, {} on the SMs, {} encoders per GPU",
-            self.hardware,
-            self.on_sms.len(),
-            self.encoders.len()
+            "{} batched (hardware) decoders, {} on the SMs, {} on the CPU (and {} more while the hardware decoder opens), {} encoders per GPU",
+            self.hardware, self.on_sms, self.on_cpu, self.ramp, self.encoders
         )
     }
 }
 
-/// The codecs of every GPU of `pool`. Counts per GPU: `CUIMG_HW_DECODERS` (default 1: one
-/// fed the engines as well as two alone, and did better among the other stages),
-/// `CUIMG_SM_DECODERS` (default: half the cores, at most 6; each takes a core, 12 to
-/// 19 CPU ms per 12-megapixel image, and 6 beside the hardware decoder measured best;
-/// docs/BENCHMARKS.md) and `CUIMG_ENCODERS` (4; all cores' half when the
-/// outputs are encoded on the CPU).
-fn open_codecs(pool: &GpuPool, jpeg_out: bool) -> cuimg::Result<Vec<GpuCodecs>> {
-    let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
-    let (hw, sm) = (knob("CUIMG_HW_DECODERS", 1).max(1), knob("CUIMG_SM_DECODERS", (cores / 2).min(6)));
-    let encoders = knob("CUIMG_ENCODERS", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1);
-    use cuimg::StreamPriority::{Low, Normal};
-    // One library handle per GPU and backend, on every GPU at once; every worker its own
-    // states (`Jpeg::another`) and stream. The hardware decoders (`open_batched`) open later,
-    // while these work. Their streams go first on the SMs and the SM decoders' last (no
-    // difference measured yet: docs/BENCHMARKS.md).
-    std::thread::scope(|scope| {
-        let opening: Vec<_> = pool
-            .gpus()
-            .iter()
-            .map(|gpu| {
-                scope.spawn(move || -> cuimg::Result<_> {
-                    let on_sms = cuimg::jpeg::Jpeg::without_hardware(gpu)?;
-                    Ok(GpuCodecs {
-                        gpu: gpu.clone(),
-                        hardware: hw,
-                        on_sms: workers(gpu, on_sms.another()?, sm, Low)?,
-                        encoders: workers(gpu, on_sms, encoders, Normal)?,
-                    })
-                })
-            })
-            .collect();
-        opening.into_iter().map(|o| o.join().expect("opening a codec panicked")).collect()
-    })
-}
-
-/// The batched decoders of one GPU, opened (the slow part) while the other stages work:
-/// `hardware` of them on one library handle (the hardware decoder's where there is one).
+/// The batched decoders of one GPU: `hardware` of them on one library handle (the hardware
+/// decoder's where there is one).
 fn open_batched(gpu: &cuimg::Gpu, hardware: usize) -> cuimg::Result<Vec<Worker>> {
-    workers(gpu, cuimg::jpeg::Jpeg::new(gpu)?, hardware, cuimg::StreamPriority::High)
-}
-
-/// `n` workers on `first`'s library handle (`first` itself, then codecs with states of
-/// their own), each with a stream of `priority`.
-fn workers(
-    gpu: &cuimg::Gpu,
-    first: std::sync::Arc<cuimg::jpeg::Jpeg>,
-    n: usize,
-    priority: cuimg::StreamPriority,
-) -> cuimg::Result<Vec<Worker>> {
-    (0..n)
+    let first = cuimg::jpeg::Jpeg::new(gpu)?;
+    (0..hardware)
         .map(|k| {
             let jpeg = if k == 0 { first.clone() } else { first.another()? };
-            Ok(Worker { jpeg, stream: gpu.stream_with_priority(priority)? })
+            Ok(Worker { jpeg, stream: gpu.stream_with_priority(cuimg::StreamPriority::High)? })
         })
         .collect()
 }
@@ -655,98 +743,61 @@ fn workers(
 ///
 /// 1. one reader thread reads the files in order, a few dozen ahead;
 /// 2. on each GPU, batched decoders (the hardware decoder) take a batch of files per
-///    call and decoders on the SMs one file at a time, whichever is free first, so the
-///    split between them follows their speeds; each runs the operation on its own stream;
+///    call, decoders on the SMs and on the CPU one file at a time, whichever is free first,
+///    so the split between them follows their speeds; each runs the operation on its own
+///    stream;
 /// 3. on each GPU, encoders (each its own stream and codec) encode JPEG outputs on the GPU
-///    (other formats are downloaded and encoded on the CPU) and write them.
+///    (other formats are downloaded and encoded on the CPU);
+/// 4. writer threads write the files.
+///
+/// Nothing waits for the codecs to open: the CPU decoders start at once, the decoders on
+/// the SMs and the encoders when their library handle is made, the hardware decoder when its
+/// own is (the slowest, 0.6 to 1 s on the H100). A codec that cannot be made leaves its
+/// threads to the CPU: its decoders decode there, its encoders encode there.
 ///
 /// A result crosses from a decoder's stream to an encoder's: cuimg's device images order
 /// that themselves (the encoder's read waits for the operation's write, and the free for
 /// the encoder's read).
-fn jpeg_on_gpu<Q: GpuJpeg>(
+fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
     jobs: &[inputs::Job],
-    codecs: Vec<GpuCodecs>,
+    pool: &GpuPool,
+    shape: &Shape,
     format: &(dyn Fn(&Path) -> Format + Sync),
     run: &Run,
-    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
+    op: impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync,
 ) {
+    use std::sync::atomic::AtomicBool;
     use std::sync::mpsc::sync_channel;
     // Queues of about two hardware batches per GPU.
     const QUEUE: usize = 70;
-    let (file_tx, file_rx) = sync_channel::<(usize, Vec<u8>)>(QUEUE * codecs.len());
+    let gpus = pool.gpus();
+    let (file_tx, file_rx) = sync_channel::<(usize, Vec<u8>)>(QUEUE * gpus.len());
     let file_rx = Mutex::new(file_rx);
-    // One queue of results per GPU: its decoders to its encoders.
-    let (result_txs, result_rxs): (Vec<_>, Vec<_>) = codecs
-        .iter()
-        .map(|_| {
-            let (tx, rx) = sync_channel::<(usize, DeviceImage<Q>)>(QUEUE);
-            (tx, Mutex::new(rx))
-        })
-        .unzip();
-    // Writer threads behind the encoders (writing a file took 0.4 to 4 ms on the lent machine,
-    // as long as encoding it): `CUIMG_WRITERS`, by default 8 per GPU.
-    let writers = knob("CUIMG_WRITERS", 8 * codecs.len()).max(1);
-    let (write_tx, write_rx) = sync_channel::<(PathBuf, Vec<u8>)>(QUEUE * codecs.len());
+    // Writer threads behind the encoders (writing a file took 0.4 to 13 ms on the lent machine,
+    // up to three times as long as encoding it): `CUIMG_WRITERS`, by default 8 per GPU.
+    let writers = knob("CUIMG_WRITERS", 8 * gpus.len()).max(1);
+    let (write_tx, write_rx) = sync_channel::<(PathBuf, Vec<u8>)>(QUEUE * gpus.len());
     let write_rx = Mutex::new(write_rx);
+    // One queue of results per GPU: its decoders to its encoders.
+    let results: Vec<_> = gpus.iter().map(|_| sync_channel::<(usize, DeviceImage<Q>)>(QUEUE)).collect();
+    let (result_txs, result_rxs): (Vec<_>, Vec<_>) = results.into_iter().map(|(tx, rx)| (tx, Mutex::new(rx))).unzip();
+    let hardware_decodes: Vec<AtomicBool> = gpus.iter().map(|_| AtomicBool::new(false)).collect();
     let (op, file_rx, write_rx) = (&op, &file_rx, &write_rx);
     std::thread::scope(|scope| {
-        for k in 0..writers {
-            scope.spawn(move || {
-                report::label_thread(format!("writer {k}"));
-                while let Some((out, bytes)) = next(write_rx, run) {
-                    match run.stages.time(Stage::Write, || inputs::write_atomically(&out, &bytes)) {
-                        Err(e) => run.fail(&out, format!("cannot write: {e}")),
-                        Ok(()) => run.ok(),
-                    }
-                }
-            });
-        }
-        scope.spawn(move || {
-            report::label_thread("reader".into());
-            for (k, chunk) in jobs.chunks(16).enumerate() {
-                let read: Vec<_> =
-                    chunk.par_iter().map(|(input, _)| run.stages.time(Stage::Read, || std::fs::read(input))).collect();
-                for (j, bytes) in read.into_iter().enumerate() {
-                    let i = k * 16 + j;
-                    match bytes {
-                        Ok(b) => {
-                            if run.stages.span("wait to hand on", || file_tx.send((i, b))).is_err() {
-                                return;
-                            }
-                        }
-                        Err(e) => run.fail(&jobs[i].0, format!("cannot read: {e}")),
-                    }
-                }
-            }
-        });
-        for (g, ((gpu, result_tx), result_rx)) in codecs.into_iter().zip(result_txs).zip(&result_rxs).enumerate() {
-            for (k, w) in gpu.on_sms.into_iter().enumerate() {
-                let result_tx = result_tx.clone();
-                scope.spawn(move || {
-                    report::label_thread(format!("gpu {g} SM decoder {k}"));
-                    while let Some(files) = run.stages.span("wait for files", || take(file_rx, 1)) {
-                        decode_and_apply(&w, &files, jobs, run, op, &result_tx);
-                    }
-                });
-            }
-            // The batched decoders open here, while the others already work.
-            let (device, hardware, result_tx_hw) = (gpu.gpu, gpu.hardware, result_tx.clone());
+        for (g, ((gpu, result_tx), result_rx)) in gpus.iter().zip(result_txs).zip(&result_rxs).enumerate() {
+            let hardware_decodes = &hardware_decodes[g];
+            // The hardware decoder first: it takes longest to open.
+            let result_tx_hw = result_tx.clone();
             scope.spawn(move || {
                 report::label_thread(format!("gpu {g} hardware decoder 0"));
-                let workers = match run.stages.span("open", || open_batched(&device, hardware)) {
+                let workers = match run.stages.span("open", || open_batched(gpu, shape.hardware)) {
                     Ok(w) => w,
                     Err(e) => {
-                        // Nothing may wait on this decoder: take files and report them, so
-                        // the run ends whatever the other decoders do.
-                        run.progress.suspend(|| eprintln!("error: GPU {g}: the batched decoder could not open: {e}"));
-                        while let Some(files) = take(file_rx, 1) {
-                            for (i, _) in files {
-                                run.fail(&jobs[i].0, &e);
-                            }
-                        }
-                        return;
+                        run.progress.suspend(|| eprintln!("GPU {g}: no batched decoder ({e}); decoding on the CPU"));
+                        return decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx_hw, None);
                     }
                 };
+                hardware_decodes.store(true, Relaxed);
                 let batch = batch_size(&workers[0].jpeg);
                 let mut workers = workers.into_iter();
                 let first = workers.next().expect("at least one batched decoder");
@@ -763,21 +814,124 @@ fn jpeg_on_gpu<Q: GpuJpeg>(
                     decode_and_apply(&first, &files, jobs, run, op, &result_tx_hw);
                 }
             });
-            // The decoders hold the only senders: the encoders stop when the last one ends.
-            drop(result_tx);
-            for (k, w) in gpu.encoders.into_iter().enumerate() {
-                let write_tx = write_tx.clone();
+            for k in 0..shape.on_cpu + shape.ramp {
+                let result_tx = result_tx.clone();
+                // The ramp's decoders stop once the hardware decoder decodes.
+                let until = (k >= shape.on_cpu).then_some(hardware_decodes);
                 scope.spawn(move || {
-                    report::label_thread(format!("gpu {g} encoder {k}"));
-                    while let Some((i, dst)) = next(result_rx, run) {
-                        encode_and_write(&w, &dst, &jobs[i].1, format, run, &write_tx);
-                    }
+                    let kind = if until.is_some() { "ramp CPU decoder" } else { "CPU decoder" };
+                    report::label_thread(format!("gpu {g} {kind} {k}"));
+                    decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, until);
                 });
             }
+            // The decoders on the SMs and the encoders share one library handle (of nvJPEG's
+            // default backend), made here.
+            let write_tx = write_tx.clone();
+            scope.spawn(move || {
+                report::label_thread(format!("gpu {g} opener"));
+                let codec = run.stages.span("open", || cuimg::jpeg::Jpeg::without_hardware(gpu));
+                if let Err(e) = &codec {
+                    run.progress.suspend(|| eprintln!("GPU {g}: no nvJPEG codec ({e}); its work goes to the CPU"));
+                }
+                let another = || codec.as_ref().ok().and_then(|c| c.another().ok());
+                for k in 0..shape.on_sms {
+                    let (result_tx, jpeg) = (result_tx.clone(), another());
+                    scope.spawn(move || {
+                        report::label_thread(format!("gpu {g} SM decoder {k}"));
+                        let w = jpeg.map(|jpeg| {
+                            gpu.stream_with_priority(cuimg::StreamPriority::Low).map(|stream| Worker { jpeg, stream })
+                        });
+                        match w {
+                            Some(Ok(w)) => {
+                                while let Some(files) = run.stages.span("wait for files", || take(file_rx, 1)) {
+                                    decode_and_apply(&w, &files, jobs, run, op, &result_tx);
+                                }
+                            }
+                            _ => decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, None),
+                        }
+                    });
+                }
+                // The decoders hold the only senders: the encoders stop when the last one ends.
+                drop(result_tx);
+                for k in 0..shape.encoders {
+                    let (write_tx, jpeg) = (write_tx.clone(), another());
+                    scope.spawn(move || {
+                        report::label_thread(format!("gpu {g} encoder {k}"));
+                        let stream = match gpu.stream() {
+                            Ok(s) => s,
+                            Err(e) => {
+                                while let Some((i, _)) = next(result_rx, run) {
+                                    run.fail(&jobs[i].1, &e);
+                                }
+                                return;
+                            }
+                        };
+                        while let Some((i, dst)) = next(result_rx, run) {
+                            encode_and_write(jpeg.as_deref(), &stream, &dst, &jobs[i].1, format, run, &write_tx);
+                        }
+                    });
+                }
+            });
         }
         // The encoders hold the only senders now: the writers stop when the last one ends.
         drop(write_tx);
+        for k in 0..writers {
+            scope.spawn(move || {
+                report::label_thread(format!("writer {k}"));
+                while let Some((out, bytes)) = next(write_rx, run) {
+                    match run.stages.time(Stage::Write, || inputs::write_atomically(&out, &bytes)) {
+                        Err(e) => run.fail(&out, format!("cannot write: {e}")),
+                        Ok(()) => run.ok(),
+                    }
+                }
+            });
+        }
+        report::label_thread("reader".into());
+        for (k, chunk) in jobs.chunks(16).enumerate() {
+            let read: Vec<_> =
+                chunk.par_iter().map(|(input, _)| run.stages.time(Stage::Read, || std::fs::read(input))).collect();
+            for (j, bytes) in read.into_iter().enumerate() {
+                let i = k * 16 + j;
+                match bytes {
+                    Ok(b) => {
+                        if run.stages.span("wait to hand on", || file_tx.send((i, b))).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => run.fail(&jobs[i].0, format!("cannot read: {e}")),
+                }
+            }
+        }
+        drop(file_tx);
     });
+}
+
+/// A CPU decoder: takes files one at a time, decodes each on this core (`GpuDecode::decode_on_cpu`),
+/// uploads it and runs the operation on a stream of its own; until the queue is empty, or
+/// until `until` is set.
+fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
+    gpu: &cuimg::Gpu,
+    jobs: &[inputs::Job],
+    run: &Run,
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>,
+    results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
+    until: Option<&std::sync::atomic::AtomicBool>,
+) {
+    let stream = match gpu.stream_with_priority(cuimg::StreamPriority::Low) {
+        Ok(s) => s,
+        Err(e) => return run.progress.suspend(|| eprintln!("error: a CPU decoder has no stream: {e}")),
+    };
+    while until.is_none_or(|u| !u.load(Relaxed))
+        && let Some(files) = run.stages.span("wait for files", || take(files, 1))
+    {
+        for (i, raw) in &files {
+            let img = run.stages.time(Stage::Decode, || S::decode_on_cpu(&stream, raw, &jobs[*i].0));
+            if !apply_and_hand_on(&stream, *i, img, jobs, run, op, results) {
+                return;
+            }
+        }
+    }
 }
 
 /// The next item of a queue several threads take from (timed as a wait); `None` once the
@@ -796,79 +950,100 @@ fn take(files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>, n: usize) ->
 
 /// Decodes `files` on the worker's codec (what nvJPEG refuses, on the CPU), runs the
 /// operation on its stream, and queues each result for the encoders.
-fn decode_and_apply<Q: Pixel>(
+fn decode_and_apply<S: GpuDecode, Q: Pixel>(
     w: &Worker,
     files: &[(usize, Vec<u8>)],
     jobs: &[inputs::Job],
     run: &Run,
-    op: &(impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync),
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
 ) {
     let s = &w.stream;
-    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
-    let decoded = run.stages.time(Stage::Decode, || {
-        let r = w.jpeg.decode_batch_rgb(s, &bytes);
-        let _ = s.synchronize();
-        r
-    });
-    let decoded = match decoded {
-        Ok(d) => d,
+    // nvJPEG decodes the pixels as stored: a file whose EXIF orientation turns it (a phone's
+    // photo) goes through the CPU decoder, which applies it, as the CPU path does.
+    let upright: Vec<bool> = files.iter().map(|(_, b)| cuimg::io::jpeg_orientation(b).is_none()).collect();
+    let bytes: Vec<&[u8]> = files.iter().zip(&upright).filter(|(_, u)| **u).map(|((_, b), _)| b.as_slice()).collect();
+    let decoded = match bytes.is_empty() {
+        true => Ok(Vec::new()),
+        false => run.stages.time(Stage::Decode, || {
+            let r = S::decode_batch(&w.jpeg, s, &bytes);
+            let _ = s.synchronize();
+            r
+        }),
+    };
+    let mut decoded = match decoded {
+        Ok(d) => d.into_iter(),
         Err(e) => {
-            for (i, _) in files {
+            for ((i, _), _) in files.iter().zip(&upright).filter(|(_, u)| **u) {
                 run.fail(&jobs[*i].0, &e);
             }
-            return;
+            Vec::new().into_iter()
         }
     };
-    for ((i, raw), img) in files.iter().zip(decoded) {
+    for ((i, raw), upright) in files.iter().zip(upright) {
         let input = &jobs[*i].0;
-        // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
-        // through the CPU decoder, which also names the problem of a file neither reads.
-        let img = img.or_else(|_| {
-            let cpu = run.stages.time(Stage::Decode, || cuimg::io::decode_rgb(raw, input))?;
-            s.upload(&cpu.view())
-        });
-        let result = img.and_then(|src| {
-            let mut dst = s.alloc::<Q>(src.width(), src.height())?;
-            run.stages.time(Stage::Kernel, || op(s, &src, &mut dst))?;
-            Ok(dst)
-        });
-        match result {
-            Ok(dst) => {
-                if !run.stages.span("wait to hand on", || results.send((*i, dst)).is_ok()) {
-                    return;
-                }
-            }
-            Err(e) => run.fail(input, e),
+        let img = match upright {
+            // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
+            // through the CPU decoder, which also names the problem of a file neither reads.
+            true => match decoded.next() {
+                Some(img) => img.or_else(|_| run.stages.time(Stage::Decode, || S::decode_on_cpu(s, raw, input))),
+                None => continue, // the batch failed as a whole: reported above
+            },
+            false => run.stages.time(Stage::Decode, || S::decode_on_cpu(s, raw, input)),
+        };
+        if !apply_and_hand_on(s, *i, img, jobs, run, op, results) {
+            return;
         }
     }
 }
 
-/// Encodes one result (JPEG on the GPU, other formats on the CPU after a download) and
-/// writes it (JPEG through the writer threads).
+/// Runs the operation on a decoded image and queues the result for the encoders (a
+/// failure is reported with the input's path); false once the encoders are gone.
+fn apply_and_hand_on<S: Pixel, Q: Pixel>(
+    s: &Stream,
+    i: usize,
+    img: cuimg::Result<DeviceImage<S>>,
+    jobs: &[inputs::Job],
+    run: &Run,
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
+) -> bool {
+    match img.and_then(|src| run.stages.time(Stage::Kernel, || op(s, src))) {
+        Ok(dst) => run.stages.span("wait to hand on", || results.send((i, dst)).is_ok()),
+        Err(e) => {
+            run.fail(&jobs[i].0, e);
+            true
+        }
+    }
+}
+
+/// Encodes one result (JPEG on the GPU where there is a codec, else on the CPU after a
+/// download, as other formats) and hands it to the writer threads.
 fn encode_and_write<Q: GpuJpeg>(
-    w: &Worker,
+    jpeg: Option<&cuimg::jpeg::Jpeg>,
+    s: &Stream,
     dst: &DeviceImage<Q>,
     out: &Path,
     format: &(dyn Fn(&Path) -> Format + Sync),
     run: &Run,
     writers: &std::sync::mpsc::SyncSender<(PathBuf, Vec<u8>)>,
 ) {
-    let s = &w.stream;
-    match format(out) {
-        Format::Jpeg { quality } => match run.stages.time(Stage::Encode, || Q::encode_on_gpu(&w.jpeg, s, dst, quality))
-        {
-            Err(e) => run.fail(out, e),
-            // Written by the writer threads: a slow disk holds up no GPU work.
-            Ok(bytes) => {
-                if !run.stages.span("wait to hand on", || writers.send((out.to_path_buf(), bytes)).is_ok()) {
-                    run.fail(out, "the writer threads stopped");
-                }
+    let encoded = match (format(out), jpeg) {
+        (Format::Jpeg { quality }, Some(jpeg)) => {
+            run.stages.time(Stage::Encode, || Q::encode_on_gpu(jpeg, s, dst, quality))
+        }
+        (other, _) => run
+            .stages
+            .time(Stage::Download, || s.download(dst))
+            .and_then(|img| run.stages.time(Stage::Encode, || cuimg::io::encode(&img, other))),
+    };
+    match encoded {
+        Err(e) => run.fail(out, e),
+        // Written by the writer threads: a slow disk holds up no GPU work.
+        Ok(bytes) => {
+            if !run.stages.span("wait to hand on", || writers.send((out.to_path_buf(), bytes)).is_ok()) {
+                run.fail(out, "the writer threads stopped");
             }
-        },
-        png => match run.stages.time(Stage::Download, || s.download(dst)) {
-            Err(e) => run.fail(out, e),
-            Ok(img) => save(&img, out, png, run),
-        },
+        }
     }
 }

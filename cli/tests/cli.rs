@@ -497,3 +497,66 @@ fn clahe_matches_the_library_and_refuses_bad_parameters() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `gray` on JPEG files gives each file's luma plane (`io::decode_luma`) on every path:
+/// nvJPEG's hardware and SM decoders, the CPU decoders beside them and `--cpu`. A file with
+/// an EXIF orientation comes out upright on each (nvJPEG decodes pixels as stored, so the tool
+/// sends it through the CPU decoder), and every output, read back, is within JPEG's loss of
+/// the input's luma.
+#[test]
+fn gray_jpegs_are_their_luma_and_upright() {
+    let dir = temp("luma");
+    let inp = dir.join("in");
+    std::fs::create_dir_all(&inp).unwrap();
+    // Smooth content (JPEG keeps it well), big enough for the SM decoders' path.
+    let smooth = |w: u32, h: u32, k: u32| {
+        Image::<Rgb8>::from_fn(w, h, |x, y| {
+            Rgb8([((x * 255) / w) as u8, ((y * 255) / h) as u8, (((x + y + k * 40) * 97) / (w + h)) as u8])
+        })
+    };
+    let mut want = Vec::new();
+    for (i, (w, h)) in [(1601, 1203), (97, 61), (1, 1), (640, 480)].into_iter().enumerate() {
+        let mut bytes = cuimg::io::encode(&smooth(w, h, i as u32), cuimg::io::Format::Jpeg { quality: 95 }).unwrap();
+        if i == 3 {
+            // An EXIF orientation 6 (turned 90 degrees clockwise) after the SOI marker.
+            let mut exif = b"Exif\0\0II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0".to_vec();
+            let mut seg = vec![0xFF, 0xE1];
+            seg.extend(((exif.len() + 2) as u16).to_be_bytes());
+            seg.append(&mut exif);
+            bytes.splice(2..2, seg);
+            assert!(cuimg::io::jpeg_orientation(&bytes).is_some());
+        }
+        let name = format!("f{i}.jpg");
+        std::fs::write(inp.join(&name), &bytes).unwrap();
+        want.push((name, cuimg::io::decode_luma(&bytes, Path::new("x.jpg")).unwrap()));
+    }
+    assert_eq!(want[3].1.dimensions(), (480, 640), "orientation applied by the CPU decoder");
+    // (label, arguments, environment)
+    type Shape<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+    let runs: [Shape; 4] = [
+        ("default", &[], &[]),
+        ("the CPU decoders beside nvJPEG's", &[], &[("CUIMG_CPU_DECODERS", "4"), ("CUIMG_SM_DECODERS", "0")]),
+        (
+            "the SM decoders only",
+            &[],
+            &[("CUIMG_CPU_DECODERS", "0"), ("CUIMG_RAMP_DECODERS", "0"), ("CUIMG_SM_DECODERS", "2")],
+        ),
+        ("--cpu", &["--cpu"], &[]),
+    ];
+    for (label, extra, env) in runs {
+        let out = dir.join(format!("out-{}", label.len()));
+        let mut args = vec!["gray", s(&inp), "-o", s(&out)];
+        args.extend(extra);
+        let o = Command::new(bin()).args(&args).envs(env.iter().copied()).output().unwrap();
+        assert!(o.status.success(), "{label}: {}", stderr(&o));
+        for (name, luma) in &want {
+            let got = cuimg::io::load_gray(out.join(name)).unwrap();
+            assert_eq!(got.dimensions(), luma.dimensions(), "{label} {name}");
+            let mse =
+                got.as_bytes().iter().zip(luma.as_bytes()).map(|(a, b)| (*a as f64 - *b as f64).powi(2)).sum::<f64>()
+                    / got.as_bytes().len() as f64;
+            let db = 10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10();
+            assert!(db >= 38.0, "{label} {name}: {db:.1} dB against the input's luma");
+        }
+    }
+}
