@@ -790,7 +790,10 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
             let result_tx_hw = result_tx.clone();
             scope.spawn(move || {
                 report::label_thread(format!("gpu {g} hardware decoder 0"));
-                let workers = match run.stages.span("open", || open_batched(gpu, shape.hardware)) {
+                let workers = match run
+                    .stages
+                    .span("open", || failing("hardware").map_or_else(|| open_batched(gpu, shape.hardware), Err))
+                {
                     Ok(w) => w,
                     Err(e) => {
                         run.progress.suspend(|| eprintln!("GPU {g}: no batched decoder ({e}); decoding on the CPU"));
@@ -829,7 +832,9 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
             let write_tx = write_tx.clone();
             scope.spawn(move || {
                 report::label_thread(format!("gpu {g} opener"));
-                let codec = run.stages.span("open", || cuimg::jpeg::Jpeg::without_hardware(gpu));
+                let codec = run
+                    .stages
+                    .span("open", || failing("default").map_or_else(|| cuimg::jpeg::Jpeg::without_hardware(gpu), Err));
                 if let Err(e) = &codec {
                     run.progress.suspend(|| eprintln!("GPU {g}: no nvJPEG codec ({e}); its work goes to the CPU"));
                 }
@@ -904,6 +909,13 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
         }
         drop(file_tx);
     });
+}
+
+/// `CUIMG_FAIL_CODECS=hardware,default` (a test hook): the codecs named fail to open, as
+/// when nvJPEG cannot make them, so that the tests run the paths that take over their work.
+fn failing(codec: &str) -> Option<cuimg::Error> {
+    let named = std::env::var("CUIMG_FAIL_CODECS").unwrap_or_default();
+    named.split(',').any(|c| c.trim() == codec).then(|| cuimg::Error::NoNvjpeg(format!("CUIMG_FAIL_CODECS={named}")))
 }
 
 /// A CPU decoder: takes files one at a time, decodes each on this core (`GpuDecode::decode_on_cpu`),

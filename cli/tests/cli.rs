@@ -560,3 +560,41 @@ fn gray_jpegs_are_their_luma_and_upright() {
         }
     }
 }
+
+/// When nvJPEG cannot make a codec (`CUIMG_FAIL_CODECS`, a test hook), its threads take
+/// their work to the CPU: the hardware decoder's and the SM decoders' files are decoded
+/// there, the encoders encode there; every file is still written, none lost, no hang.
+#[test]
+fn codecs_that_cannot_open_leave_their_work_to_the_cpu() {
+    let dir = temp("nocodec");
+    let inp = dir.join("in");
+    std::fs::create_dir_all(&inp).unwrap();
+    let mut want = Vec::new();
+    for i in 0..40u32 {
+        let img = photo(64 + i, 48, i as u8);
+        let bytes = cuimg::io::encode(&img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+        std::fs::write(inp.join(format!("p{i:02}.jpg")), &bytes).unwrap();
+        want.push((format!("p{i:02}"), img.dimensions()));
+    }
+    for failing in ["hardware", "default", "hardware,default"] {
+        for format in ["jpg", "png"] {
+            let out = dir.join(format!("out-{}-{format}", failing.len()));
+            let o = Command::new(bin())
+                .args(["gray", s(&inp), "-o", s(&out), "--format", format])
+                .envs([("CUIMG_FAIL_CODECS", failing), ("CUIMG_CPU_DECODERS", "0"), ("CUIMG_RAMP_DECODERS", "0")])
+                .output()
+                .unwrap();
+            let err = stderr(&o);
+            assert!(o.status.success(), "{failing} {format}: {err}");
+            if err.contains("nvJPEG (") {
+                // The JPEG path ran (a GPU with nvJPEG): it said what it could not open.
+                assert!(err.contains("CUIMG_FAIL_CODECS"), "{failing}: {err}");
+            }
+            for (stem, dims) in &want {
+                let got = cuimg::io::load_gray(out.join(format!("{stem}.{format}"))).unwrap();
+                assert_eq!(got.dimensions(), *dims, "{failing} {format} {stem}");
+            }
+            assert_eq!(std::fs::read_dir(&out).unwrap().count(), want.len(), "{failing} {format}");
+        }
+    }
+}

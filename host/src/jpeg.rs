@@ -59,9 +59,10 @@ const GPU_HUFFMAN_PIXELS: u64 = 1 << 20;
 /// one hang two threads were in `nvjpegJpegStateCreate` (one in `cuMemFree`, waiting on a
 /// lock in the driver) and two in `nvjpegDecodeBatched` (`cuMemcpyAsync`, one spinning);
 /// no lock of cuimg's was held. The cause found later is the pageable copy (see
-/// [`Batched::staging`]); making states only with a codec, never while another thread
-/// decodes, stays as a guard: every decode holds this shared, and making or destroying a
-/// decoder state holds it exclusively. Order: a codec's own state lock first, then this one.
+/// [`Batched::staging`]); never making a state while another thread is inside a decode call
+/// stays as a guard: every decode holds this shared, and making or destroying a decoder state
+/// holds it exclusively (states are made when first used, so that happens mid-run). Order: a
+/// codec's own state lock first, then this one.
 static STATES: RwLock<()> = RwLock::new(());
 
 /// One hardware decoder call at a time per GPU: the first hang had two calls at once (the
