@@ -312,6 +312,14 @@ fn the_default_backend_decodes_too() {
     }
 }
 
+/// `photo` resized to `w` x `h` (bilinear): large or odd-sized test images with a photo's
+/// content.
+fn scaled(photo: &Image<Rgb8>, w: u32, h: u32) -> Image<Rgb8> {
+    let buf = image::RgbImage::from_raw(photo.width(), photo.height(), photo.as_bytes().to_vec()).unwrap();
+    let up = image::imageops::resize(&buf, w, h, image::imageops::FilterType::Triangle);
+    Image::<Rgb8>::from_bytes(w, h, up.as_raw()).unwrap()
+}
+
 /// Images of a megapixel or more decode on the SMs in a codec without the hardware decoder
 /// (nvJPEG's decoupled GPU decoder): color and gray, odd sizes, one call and batches.
 #[test]
@@ -321,11 +329,7 @@ fn large_images_decode_on_the_sms() {
     let jpeg = Jpeg::without_hardware(&gpu).unwrap();
     let s = gpu.stream().unwrap();
     let photo = &color_photos()[0].1;
-    let big = |w: u32, h: u32| {
-        let buf = image::RgbImage::from_raw(photo.width(), photo.height(), photo.as_bytes().to_vec()).unwrap();
-        let up = image::imageops::resize(&buf, w, h, image::imageops::FilterType::Triangle);
-        Image::<Rgb8>::from_bytes(w, h, up.as_raw()).unwrap()
-    };
+    let big = |w, h| scaled(photo, w, h);
     let mut files = Vec::new();
     for (w, h) in [(1024, 1024), (1601, 1203), (2999, 1001)] {
         files.push(cuimg::io::encode(&big(w, h), cuimg::io::Format::Jpeg { quality: 90 }).unwrap());
@@ -361,15 +365,10 @@ fn gray_decode_is_the_luma_plane() {
     let on_sms = Jpeg::without_hardware(&gpu).unwrap();
     let s = gpu.stream().unwrap();
     let photo = &color_photos()[0].1;
-    let scaled = |w: u32, h: u32| {
-        let buf = image::RgbImage::from_raw(photo.width(), photo.height(), photo.as_bytes().to_vec()).unwrap();
-        let up = image::imageops::resize(&buf, w, h, image::imageops::FilterType::Triangle);
-        Image::<Rgb8>::from_bytes(w, h, up.as_raw()).unwrap()
-    };
     let mut cases: Vec<(String, Image<Rgb8>, bool)> =
         color_photos().into_iter().map(|(n, i)| (n.to_string(), i, true)).collect();
     for (w, h) in [(1, 1), (17, 3), (1601, 1203)] {
-        cases.push((format!("photo {w}x{h}"), scaled(w, h), true));
+        cases.push((format!("photo {w}x{h}"), scaled(photo, w, h), true));
     }
     for (w, h) in [(1, 1), (333, 257)] {
         cases.push((format!("random {w}x{h}"), random::<Rgb8>(w, h, u64::from(w) + 7), false));
