@@ -266,6 +266,13 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     if !jpeg_path {
         match (op, &gpus) {
             (Op::Histogram(_), _) => histograms(&jobs, gpus.as_ref(), ext == Some("json"), &run),
+            // Without nvJPEG, or among other files, JPEGs still give their luma plane: decoded
+            // as such on the CPU, they need no GPU work at all.
+            (Op::Gray(_), Some(pool)) if luma => {
+                let (jpegs, others): (Vec<_>, Vec<_>) = jobs.iter().cloned().partition(|(i, _)| is_jpeg(i));
+                on_cpu_gray(&jpegs, &jpeg, &run);
+                on_gpu::<Gray8>(&others, pool, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
+            }
             (Op::Gray(_), Some(pool)) => {
                 on_gpu::<Gray8>(&jobs, pool, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
             }

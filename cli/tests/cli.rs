@@ -559,6 +559,29 @@ fn gray_jpegs_are_their_luma_and_upright() {
             assert!(db >= 38.0, "{label} {name}: {db:.1} dB against the input's luma");
         }
     }
+    // Among other files (here a PNG), which take the GPU path for PNG, the JPEGs still give
+    // their luma plane, upright; the PNG its exact BT.601 gray.
+    let mixed = dir.join("mixed");
+    std::fs::create_dir_all(&mixed).unwrap();
+    for (name, _) in &want[1..] {
+        std::fs::copy(inp.join(name), mixed.join(name)).unwrap();
+    }
+    let png = photo(33, 17, 9);
+    cuimg::io::save(&png, mixed.join("p.png")).unwrap();
+    let out = dir.join("out-mixed");
+    let o = cuimg(&["gray", s(&mixed), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        cuimg::io::load_gray(out.join("p.png")).unwrap(),
+        cpu::grayscale(&png.view(), GrayWeights::Bt601).unwrap()
+    );
+    for (name, luma) in &want[1..] {
+        let got = cuimg::io::load_gray(out.join(name)).unwrap();
+        assert_eq!(got.dimensions(), luma.dimensions(), "mixed {name}");
+        let mse = got.as_bytes().iter().zip(luma.as_bytes()).map(|(a, b)| (*a as f64 - *b as f64).powi(2)).sum::<f64>()
+            / got.as_bytes().len() as f64;
+        assert!(10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10() >= 38.0, "mixed {name}");
+    }
 }
 
 /// When nvJPEG cannot make a codec (`CUIMG_FAIL_CODECS`, a test hook), its threads take
