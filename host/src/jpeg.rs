@@ -449,6 +449,8 @@ pub enum DecodedJpeg {
 }
 
 /// nvJPEG for one GPU: decode JPEG bytes into device images, encode device images to JPEG.
+/// Decoded pixels come as stored: a file's EXIF orientation is not applied (the CPU
+/// decoders of `cuimg::io` apply it; `io::jpeg_orientation` tells which files need it).
 ///
 /// ```
 /// # fn main() -> Result<(), cuimg::Error> {
