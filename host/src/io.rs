@@ -212,19 +212,11 @@ pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
 /// assert_eq!(cuimg::io::jpeg_orientation(&jpeg), None);
 /// ```
 pub fn jpeg_orientation(bytes: &[u8]) -> Option<image::metadata::Orientation> {
-    let mut i = 2;
-    while i + 4 <= bytes.len() && bytes[i] == 0xFF && bytes[i + 1] != 0xDA {
-        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
-        let segment = bytes.get(i + 4..i + 2 + len)?;
-        if bytes[i + 1] == 0xE1
-            && let Some(exif) = segment.strip_prefix(b"Exif\0\0")
-        {
-            return image::metadata::Orientation::from_exif_chunk(exif)
-                .filter(|o| *o != image::metadata::Orientation::NoTransforms);
-        }
-        i += 2 + len;
-    }
-    None
+    // The first EXIF `APP1` segment before the scan.
+    let exif = crate::jpeg::segments(bytes)
+        .take_while(|&(marker, _)| marker != 0xDA)
+        .find_map(|(marker, segment)| segment.strip_prefix(b"Exif\0\0").filter(|_| marker == 0xE1))?;
+    image::metadata::Orientation::from_exif_chunk(exif).filter(|o| *o != image::metadata::Orientation::NoTransforms)
 }
 
 /// Decodes PNG or JPEG bytes to `P`, upright, rounding samples of more than 8 bits (16-bit

@@ -273,21 +273,35 @@ pub fn is_complete(bytes: &[u8]) -> bool {
     false
 }
 
+/// A JPEG's marker segments from its start: each marker with the bytes after its length
+/// field (as many as the length says and the file has). The walk goes by the lengths while
+/// a marker is found, so it ends in the entropy-coded data after a scan's header.
+pub(crate) fn segments(bytes: &[u8]) -> impl Iterator<Item = (u8, &[u8])> {
+    let mut i = 2; // after SOI
+    std::iter::from_fn(move || {
+        if i + 4 > bytes.len() || bytes[i] != 0xFF {
+            return None;
+        }
+        let marker = bytes[i + 1];
+        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
+        let segment = bytes.get(i + 4..(i + 2 + len).min(bytes.len())).unwrap_or(&[]);
+        i += 2 + len;
+        Some((marker, segment))
+    })
+}
+
+/// A start of frame: `C0` to `CF` but for the table markers `C4`, `C8` and `CC`.
+fn is_frame(marker: u8) -> bool {
+    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
+}
+
 /// True for a baseline or extended-sequential (Huffman) JPEG of 1 or 3 components: the
 /// files the batched decoders take. Reads the frame header only.
 fn baseline_color_or_gray(bytes: &[u8]) -> bool {
-    let mut i = 2;
-    while i + 4 <= bytes.len() && bytes[i] == 0xFF {
-        let marker = bytes[i + 1];
-        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
-        if matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
-            // A start of frame: its type, then (precision, height, width) and the components.
-            let components = bytes.get(i + 9).copied().unwrap_or(0);
-            return matches!(marker, 0xC0 | 0xC1) && matches!(components, 1 | 3);
-        }
-        i += 2 + len;
-    }
-    false
+    // The frame header: precision, height, width, then the component count.
+    segments(bytes)
+        .find(|&(marker, _)| is_frame(marker))
+        .is_some_and(|(marker, frame)| matches!(marker, 0xC0 | 0xC1) && matches!(frame.get(5), Some(1 | 3)))
 }
 
 /// True when a JPEG's first component is its luma, so that nvJPEG's `Y` output is the
@@ -295,16 +309,12 @@ fn baseline_color_or_gray(bytes: &[u8]) -> bool {
 /// default). Not for four components (CMYK, YCCK) or three coded as RGB (an Adobe marker with
 /// transform 0, or components named `R`, `G`, `B`).
 pub(crate) fn first_component_is_luma(bytes: &[u8]) -> bool {
-    let mut i = 2;
     let mut adobe_rgb = false;
-    while i + 4 <= bytes.len() && bytes[i] == 0xFF {
-        let marker = bytes[i + 1];
-        let len = u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]) as usize;
-        let segment = bytes.get(i + 4..i + 2 + len).unwrap_or(&[]);
+    for (marker, segment) in segments(bytes) {
         if marker == 0xEE && segment.starts_with(b"Adobe") {
             adobe_rgb = segment.get(11) == Some(&0);
         }
-        if matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
+        if is_frame(marker) {
             // Precision, height, width, the component count, then 3 bytes per component.
             let ids: Vec<u8> = segment.get(6..).unwrap_or(&[]).chunks(3).map(|c| c[0]).collect();
             return match segment.get(5) {
@@ -313,7 +323,6 @@ pub(crate) fn first_component_is_luma(bytes: &[u8]) -> bool {
                 _ => false,
             };
         }
-        i += 2 + len;
     }
     false
 }
@@ -662,10 +671,7 @@ impl Jpeg {
 
     /// Decodes a JPEG (gray ones converted) into a new RGB device image.
     pub fn decode_rgb(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Rgb8>> {
-        if !is_complete(bytes) {
-            return Err(truncated());
-        }
-        self.decode_whole(stream, bytes)
+        self.decode_checked(stream, bytes)
     }
 
     /// Decodes a JPEG into a new gray device image. A color file gives its luma (`Y`) plane,
@@ -687,6 +693,11 @@ impl Jpeg {
     /// # Ok(()) }
     /// ```
     pub fn decode_gray(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Gray8>> {
+        self.decode_checked(stream, bytes)
+    }
+
+    /// Decodes a file into a new image of `P`, or refuses it if it is cut short.
+    fn decode_checked<P: Output>(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<P>> {
         if !is_complete(bytes) {
             return Err(truncated());
         }
@@ -800,10 +811,7 @@ impl Jpeg {
     fn decode_batch<P: Output>(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<P>>>> {
         use rayon::prelude::*;
         if !self.hardware {
-            return Ok(files
-                .iter()
-                .map(|bytes| if is_complete(bytes) { self.decode_whole(stream, bytes) } else { Err(truncated()) })
-                .collect());
+            return Ok(files.iter().map(|bytes| self.decode_checked(stream, bytes)).collect());
         }
         // Each file's checks on all cores: the truncation check reads all of it (megabytes of
         // a photo), and on the decoder's thread it kept the engines waiting.
