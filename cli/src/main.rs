@@ -815,14 +815,10 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
                     let result_tx = result_tx_hw.clone();
                     scope.spawn(move || {
                         report::label_thread(format!("gpu {g} hardware decoder {}", k + 1));
-                        while let Some(files) = run.stages.span("wait for files", || take(file_rx, batch)) {
-                            decode_and_apply(&w, &files, jobs, run, op, &result_tx);
-                        }
+                        decode_all(&w, batch, file_rx, jobs, run, op, &result_tx);
                     });
                 }
-                while let Some(files) = run.stages.span("wait for files", || take(file_rx, batch)) {
-                    decode_and_apply(&first, &files, jobs, run, op, &result_tx_hw);
-                }
+                decode_all(&first, batch, file_rx, jobs, run, op, &result_tx_hw);
             });
             for k in 0..shape.on_cpu + shape.ramp {
                 let result_tx = result_tx.clone();
@@ -855,9 +851,7 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
                         });
                         match w {
                             Some(Ok(w)) => {
-                                while let Some(files) = run.stages.span("wait for files", || take(file_rx, 1)) {
-                                    decode_and_apply(&w, &files, jobs, run, op, &result_tx);
-                                }
+                                decode_all(&w, 1, file_rx, jobs, run, op, &result_tx);
                             }
                             _ => decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, None),
                         }
@@ -965,6 +959,22 @@ fn take(files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>, n: usize) ->
     let rx = files.lock().unwrap_or_else(|e| e.into_inner());
     let batch: Vec<_> = rx.iter().take(n).collect();
     (!batch.is_empty()).then_some(batch)
+}
+
+/// A decoder's loop: `n` files at a time from the reader through [`decode_and_apply`], until
+/// none are left.
+fn decode_all<S: GpuDecode, Q: Pixel>(
+    w: &Worker,
+    n: usize,
+    files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>,
+    jobs: &[inputs::Job],
+    run: &Run,
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
+) {
+    while let Some(batch) = run.stages.span("wait for files", || take(files, n)) {
+        decode_and_apply(w, &batch, jobs, run, op, results);
+    }
 }
 
 /// Decodes `files` on the worker's codec (what nvJPEG refuses, on the CPU), runs the
