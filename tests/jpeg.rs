@@ -292,7 +292,11 @@ fn the_default_backend_decodes_too() {
     // default backend's batched call once took the process down on them).
     let odd: Vec<Vec<u8>> = ["progressive.jpg", "cmyk.jpg", "restart.jpg"].iter().map(|n| data(n)).collect();
     let mixed: Vec<&[u8]> = odd.iter().chain(&files).map(Vec::as_slice).collect();
-    for codec in [jpeg, Jpeg::new(&gpu).unwrap()] {
+    // And a codec on the hardware decoder's handle that does not use it (the `cuimg` tool's
+    // decoders on the SMs and encoders).
+    let sibling = Jpeg::new(&gpu).unwrap().another_without_hardware().unwrap();
+    assert!(!sibling.hardware());
+    for codec in [jpeg, sibling, Jpeg::new(&gpu).unwrap()] {
         let results = codec.decode_batch_rgb(&s, &mixed).unwrap();
         assert_eq!(results.len(), mixed.len());
         for (i, (bytes, r)) in mixed.iter().zip(results).enumerate() {
@@ -310,6 +314,51 @@ fn the_default_backend_decodes_too() {
             }
         }
     }
+}
+
+/// The hardware decoder's state, made before the first batch or by it, is sized again when a
+/// batch brings more or larger images; an encoder's page-locked bitstream buffer grows when
+/// a bitstream outgrows it. Every output against the CPU, and each bitstream byte for byte
+/// against a fresh codec's.
+#[test]
+fn codec_buffers_grow_with_their_inputs() {
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    jpeg.prepare_hardware_decoder().unwrap();
+    jpeg.prepare_hardware_decoder().unwrap(); // once made, nothing more to do
+    Jpeg::without_hardware(&gpu).unwrap().prepare_hardware_decoder().unwrap(); // no hardware: nothing
+    let s = gpu.stream().unwrap();
+    let photo = &color_photos()[0].1;
+    for (n, (w, h)) in [(3, (64, 48)), (5, (1501, 1001)), (2, (333, 257))] {
+        let files: Vec<Vec<u8>> = (0..n)
+            .map(|k| {
+                let img = scaled(photo, w + k, h);
+                cuimg::io::encode(&img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap()
+            })
+            .collect();
+        let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+        let results = jpeg.decode_batch_gray(&s, &views).unwrap();
+        assert_eq!(results.len(), n as usize);
+        for (bytes, r) in files.iter().zip(results) {
+            let got = s.download(&r.unwrap()).unwrap();
+            let cpu = cuimg::io::decode_luma(bytes, std::path::Path::new("x.jpg")).unwrap();
+            assert_eq!(got.dimensions(), cpu.dimensions());
+            let (most, db) = apart(&got, &cpu);
+            assert!(db >= DECODERS_AGREE_DB, "{w}x{h}: {db:.1} dB, {most} levels apart");
+        }
+    }
+    // Small bitstream first, then noise at quality 100 (megabytes): the second outgrows the
+    // buffer the first made.
+    let small = s.upload(&random::<Gray8>(16, 16, 1).view()).unwrap();
+    let noise = s.upload(&random::<Gray8>(1201, 901, 2).view()).unwrap();
+    let first = jpeg.encode_gray(&s, &small, 90).unwrap();
+    let big = jpeg.encode_gray(&s, &noise, 100).unwrap();
+    assert!(big.len() > 4 * first.len().next_power_of_two(), "{} bytes", big.len());
+    let fresh = Jpeg::new(&gpu).unwrap();
+    assert_eq!(big, fresh.encode_gray(&s, &noise, 100).unwrap(), "the grown buffer's bitstream");
+    assert_eq!(first, fresh.encode_gray(&s, &small, 90).unwrap());
+    let back = cuimg::io::decode_luma(&big, std::path::Path::new("x.jpg")).unwrap();
+    assert_eq!(back.dimensions(), (1201, 901));
 }
 
 /// `photo` resized to `w` x `h` (bilinear): large or odd-sized test images with a photo's

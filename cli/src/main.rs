@@ -132,6 +132,16 @@ impl Run {
 
 fn main() {
     let cli = Cli::parse();
+    // The driver feeds the GPU through 8 hardware queues by default; this tool's 30 or so
+    // streams (and nvJPEG's own) then share them, and work on a stream waits behind another
+    // stream's blocked work: in the CUPTI timeline the SM decoders' kernels started up to
+    // 35 ms late, behind the hardware decoder's copies, which wait for its engines. 16 queues
+    // took the SM decoders from 34 to 23 ms an image for 0.13 s more opening the GPU; 32
+    // cost 0.4 s and ran slower end to end (docs/BENCHMARKS.md). A value the user set stays.
+    if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
+        // SAFETY: no other thread runs yet, so none reads the environment meanwhile.
+        unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "16") };
+    }
     let (op, common) = match &cli.op {
         Op::Gray(c) | Op::Bw(c) | Op::Equalize(c) | Op::Histogram(c) => (&cli.op, c),
         Op::Lut { common, .. } | Op::Clahe { common, .. } => (&cli.op, common),
@@ -622,9 +632,8 @@ trait GpuDecode: Pixel {
         s: &Stream,
         files: &[&[u8]],
     ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>>;
-    /// A file nvJPEG refused, decoded on the CPU (which also names what is wrong with it)
-    /// and uploaded.
-    fn decode_on_cpu(s: &Stream, bytes: &[u8], path: &Path) -> cuimg::Result<DeviceImage<Self>>;
+    /// A file decoded on the CPU (which also names what is wrong with one nvJPEG refused).
+    fn decode_on_cpu(bytes: &[u8], path: &Path) -> cuimg::Result<Image<Self>>;
 }
 
 impl GpuDecode for Rgb8 {
@@ -635,8 +644,8 @@ impl GpuDecode for Rgb8 {
     ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>> {
         jpeg.decode_batch_rgb(s, files)
     }
-    fn decode_on_cpu(s: &Stream, bytes: &[u8], path: &Path) -> cuimg::Result<DeviceImage<Self>> {
-        s.upload(&cuimg::io::decode_rgb(bytes, path)?.view())
+    fn decode_on_cpu(bytes: &[u8], path: &Path) -> cuimg::Result<Image<Self>> {
+        cuimg::io::decode_rgb(bytes, path)
     }
 }
 
@@ -648,8 +657,8 @@ impl GpuDecode for Gray8 {
     ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>> {
         jpeg.decode_batch_gray(s, files)
     }
-    fn decode_on_cpu(s: &Stream, bytes: &[u8], path: &Path) -> cuimg::Result<DeviceImage<Self>> {
-        s.upload(&cuimg::io::decode_luma(bytes, path)?.view())
+    fn decode_on_cpu(bytes: &[u8], path: &Path) -> cuimg::Result<Image<Self>> {
+        cuimg::io::decode_luma(bytes, path)
     }
 }
 
@@ -733,10 +742,13 @@ impl Shape {
     }
 }
 
-/// The batched decoders of one GPU: `hardware` of them on one library handle (the hardware
-/// decoder's where there is one).
-fn open_batched(gpu: &cuimg::Gpu, hardware: usize) -> cuimg::Result<Vec<Worker>> {
-    let first = cuimg::jpeg::Jpeg::new(gpu)?;
+/// The batched decoders of one GPU: `hardware` of them on `first`'s library handle (the
+/// hardware decoder's where there is one).
+fn open_batched(
+    gpu: &cuimg::Gpu,
+    first: &std::sync::Arc<cuimg::jpeg::Jpeg>,
+    hardware: usize,
+) -> cuimg::Result<Vec<Worker>> {
     (0..hardware)
         .map(|k| {
             let jpeg = if k == 0 { first.clone() } else { first.another()? };
@@ -757,10 +769,11 @@ fn open_batched(gpu: &cuimg::Gpu, hardware: usize) -> cuimg::Result<Vec<Worker>>
 ///    (other formats are downloaded and encoded on the CPU);
 /// 4. writer threads write the files.
 ///
-/// Nothing waits for the codecs to open: the CPU decoders start at once, the decoders on
-/// the SMs and the encoders when their library handle is made, the hardware decoder when its
-/// own is (the slowest, 0.6 to 1 s on the H100). A codec that cannot be made leaves its
-/// threads to the CPU: its decoders decode there, its encoders encode there.
+/// Nothing waits for the codecs to open: the CPU decoders start at once, the encoders when
+/// the GPU's one library handle is made (0.27 s on the H100), the hardware decoder and the
+/// decoders on the SMs once the hardware decoder's batched state is (0.34 s more; no decode
+/// runs while it is made). A codec that cannot be made leaves its threads to the CPU: its
+/// decoders decode there, its encoders encode there.
 ///
 /// A result crosses from a decoder's stream to an encoder's: cuimg's device images order
 /// that themselves (the encoder's read waits for the operation's write, and the free for
@@ -793,76 +806,36 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
     std::thread::scope(|scope| {
         for (g, ((gpu, result_tx), result_rx)) in gpus.iter().zip(result_txs).zip(&result_rxs).enumerate() {
             let hardware_decodes = &hardware_decodes[g];
-            // The hardware decoder first: it takes longest to open.
-            let result_tx_hw = result_tx.clone();
-            scope.spawn(move || {
-                report::label_thread(format!("gpu {g} hardware decoder 0"));
-                let workers = match run
-                    .stages
-                    .span("open", || failing("hardware").map_or_else(|| open_batched(gpu, shape.hardware), Err))
-                {
-                    Ok(w) => w,
-                    Err(e) => {
-                        run.progress.suspend(|| eprintln!("GPU {g}: no batched decoder ({e}); decoding on the CPU"));
-                        return decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx_hw, None);
-                    }
-                };
-                hardware_decodes.store(true, Relaxed);
-                let batch = batch_size(&workers[0].jpeg);
-                let mut workers = workers.into_iter();
-                let first = workers.next().expect("at least one batched decoder");
-                for (k, w) in workers.enumerate() {
-                    let result_tx = result_tx_hw.clone();
-                    scope.spawn(move || {
-                        report::label_thread(format!("gpu {g} hardware decoder {}", k + 1));
-                        decode_all(&w, batch, file_rx, jobs, run, op, &result_tx);
-                    });
-                }
-                decode_all(&first, batch, file_rx, jobs, run, op, &result_tx_hw);
-            });
             for k in 0..shape.on_cpu + shape.ramp {
                 let result_tx = result_tx.clone();
                 // The ramp's decoders stop once the hardware decoder decodes.
                 let until = (k >= shape.on_cpu).then_some(hardware_decodes);
-                scope.spawn(move || {
-                    let kind = if until.is_some() { "ramp CPU decoder" } else { "CPU decoder" };
-                    report::label_thread(format!("gpu {g} {kind} {k}"));
+                let kind = if until.is_some() { "ramp CPU decoder" } else { "CPU decoder" };
+                report::spawn(scope, format!("gpu {g} {kind} {k}"), move || {
                     decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, until);
                 });
             }
-            // The decoders on the SMs and the encoders share one library handle (of nvJPEG's
-            // default backend), made here.
+            // One library handle per GPU, the hardware decoder's: nvJPEG makes handles one at
+            // a time (0.27 s for the first on the H100), so the decoders on the SMs and the
+            // encoders share it. The encoders start as soon as it is made, the decoders on
+            // the SMs once the hardware decoder's batched state is (0.34 s more).
             let write_tx = write_tx.clone();
-            scope.spawn(move || {
-                report::label_thread(format!("gpu {g} opener"));
-                let codec = run
-                    .stages
-                    .span("open", || failing("default").map_or_else(|| cuimg::jpeg::Jpeg::without_hardware(gpu), Err));
+            report::spawn(scope, format!("gpu {g} hardware decoder 0"), move || {
+                let hw =
+                    run.stages.span("open", || failing("hardware").map_or_else(|| cuimg::jpeg::Jpeg::new(gpu), Err));
+                // Without it, the others make a handle of their own (nvJPEG's default backend).
+                let codec = run.stages.span("open", || match (failing("default"), &hw) {
+                    (Some(e), _) => Err(e),
+                    (None, Ok(hw)) => hw.another_without_hardware(),
+                    (None, Err(_)) => cuimg::jpeg::Jpeg::without_hardware(gpu),
+                });
                 if let Err(e) = &codec {
                     run.progress.suspend(|| eprintln!("GPU {g}: no nvJPEG codec ({e}); its work goes to the CPU"));
                 }
                 let another = || codec.as_ref().ok().and_then(|c| c.another().ok());
-                for k in 0..shape.on_sms {
-                    let (result_tx, jpeg) = (result_tx.clone(), another());
-                    scope.spawn(move || {
-                        report::label_thread(format!("gpu {g} SM decoder {k}"));
-                        let w = jpeg.map(|jpeg| {
-                            gpu.stream_with_priority(cuimg::StreamPriority::Low).map(|stream| Worker { jpeg, stream })
-                        });
-                        match w {
-                            Some(Ok(w)) => {
-                                decode_all(&w, 1, file_rx, jobs, run, op, &result_tx);
-                            }
-                            _ => decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, None),
-                        }
-                    });
-                }
-                // The decoders hold the only senders: the encoders stop when the last one ends.
-                drop(result_tx);
                 for k in 0..shape.encoders {
                     let (write_tx, jpeg) = (write_tx.clone(), another());
-                    scope.spawn(move || {
-                        report::label_thread(format!("gpu {g} encoder {k}"));
+                    report::spawn(scope, format!("gpu {g} encoder {k}"), move || {
                         let stream = match gpu.stream() {
                             Ok(s) => s,
                             Err(e) => {
@@ -877,13 +850,52 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
                         }
                     });
                 }
+                drop(write_tx);
+                // The batched states before the decoders on the SMs start: while one is made
+                // (0.34 s for the first), no other decode of the process runs.
+                let workers = run.stages.span("open", || {
+                    let workers = open_batched(gpu, &hw?, shape.hardware)?;
+                    workers.iter().try_for_each(|w| w.jpeg.prepare_hardware_decoder()).map(|()| workers)
+                });
+                for k in 0..shape.on_sms {
+                    let (result_tx, jpeg) = (result_tx.clone(), another());
+                    report::spawn(scope, format!("gpu {g} SM decoder {k}"), move || {
+                        let w = jpeg.map(|jpeg| {
+                            gpu.stream_with_priority(cuimg::StreamPriority::Low).map(|stream| Worker { jpeg, stream })
+                        });
+                        match w {
+                            Some(Ok(w)) => {
+                                decode_all(&w, 1, file_rx, jobs, run, op, &result_tx);
+                            }
+                            _ => decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, None),
+                        }
+                    });
+                }
+                let workers = match workers {
+                    Ok(w) => w,
+                    Err(e) => {
+                        run.progress.suspend(|| eprintln!("GPU {g}: no batched decoder ({e}); decoding on the CPU"));
+                        return decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, None);
+                    }
+                };
+                hardware_decodes.store(true, Relaxed);
+                let batch = batch_size(&workers[0].jpeg);
+                let mut workers = workers.into_iter();
+                let first = workers.next().expect("at least one batched decoder");
+                for (k, w) in workers.enumerate() {
+                    let result_tx = result_tx.clone();
+                    report::spawn(scope, format!("gpu {g} hardware decoder {}", k + 1), move || {
+                        decode_all(&w, batch, file_rx, jobs, run, op, &result_tx);
+                    });
+                }
+                // The decoders hold the only senders: the encoders stop when the last one ends.
+                decode_all(&first, batch, file_rx, jobs, run, op, &result_tx);
             });
         }
         // The encoders hold the only senders now: the writers stop when the last one ends.
         drop(write_tx);
         for k in 0..writers {
-            scope.spawn(move || {
-                report::label_thread(format!("writer {k}"));
+            report::spawn(scope, format!("writer {k}"), move || {
                 while let Some((out, bytes)) = next(write_rx, run) {
                     match run.stages.time(Stage::Write, || inputs::write_atomically(&out, &bytes)) {
                         Err(e) => run.fail(&out, format!("cannot write: {e}")),
@@ -935,16 +947,46 @@ fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
         Ok(s) => s,
         Err(e) => return run.progress.suspend(|| eprintln!("error: a CPU decoder has no stream: {e}")),
     };
+    let mut staging = None;
     while until.is_none_or(|u| !u.load(Relaxed))
         && let Some(files) = run.stages.span("wait for files", || take(files, 1))
     {
         for (i, raw) in &files {
-            let img = run.stages.time(Stage::Decode, || S::decode_on_cpu(&stream, raw, &jobs[*i].0));
+            let img = run
+                .stages
+                .time(Stage::Decode, || S::decode_on_cpu(raw, &jobs[*i].0))
+                .and_then(|img| run.stages.time(Stage::Upload, || upload_staged(gpu, &stream, &img, &mut staging)));
             if !apply_and_hand_on(&stream, *i, img, jobs, run, op, results) {
                 return;
             }
         }
     }
+}
+
+/// Uploads `img` through a page-locked image the caller keeps (made again when the size
+/// changes): from ordinary memory the driver stages the copy and holds its lock meanwhile,
+/// which in the CUPTI timeline stalled every other thread's CUDA calls for 5 to 20 ms per
+/// 12-megapixel upload (docs/BENCHMARKS.md).
+fn upload_staged<P: Pixel>(
+    gpu: &cuimg::Gpu,
+    s: &Stream,
+    img: &Image<P>,
+    staging: &mut Option<cuimg::PinnedImage<P>>,
+) -> cuimg::Result<DeviceImage<P>> {
+    if staging.as_ref().is_none_or(|p| p.dimensions() != img.dimensions()) {
+        *staging = None;
+        *staging = Some(gpu.alloc_pinned(img.width(), img.height())?);
+    }
+    let pinned = staging.as_mut().expect("made above");
+    pinned.copy_from(&img.view())?; // waits for the last upload from it
+    s.upload_pinned(pinned)
+}
+
+/// A file a GPU decoder passes on (nvJPEG refused it, or it is turned by its EXIF
+/// orientation), decoded on the CPU and uploaded.
+fn decode_and_upload<S: GpuDecode>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> cuimg::Result<DeviceImage<S>> {
+    let img = run.stages.time(Stage::Decode, || S::decode_on_cpu(raw, input))?;
+    run.stages.time(Stage::Upload, || s.upload(&img.view()))
 }
 
 /// The next item of a queue several threads take from (timed as a wait); `None` once the
@@ -1015,10 +1057,10 @@ fn decode_and_apply<S: GpuDecode, Q: Pixel>(
             // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
             // through the CPU decoder, which also names the problem of a file neither reads.
             true => match decoded.next() {
-                Some(img) => img.or_else(|_| run.stages.time(Stage::Decode, || S::decode_on_cpu(s, raw, input))),
+                Some(img) => img.or_else(|_| decode_and_upload::<S>(s, raw, input, run)),
                 None => continue, // the batch failed as a whole: reported above
             },
-            false => run.stages.time(Stage::Decode, || S::decode_on_cpu(s, raw, input)),
+            false => decode_and_upload::<S>(s, raw, input, run),
         };
         if !apply_and_hand_on(s, *i, img, jobs, run, op, results) {
             return;

@@ -58,6 +58,35 @@ thread_local! {
     });
 }
 
+/// Starts a thread of `scope` named `label` in the timeline and, shortened to the 15 bytes
+/// Linux keeps ("g0 hw 0"), for the OS: `top -H`, cuda-gdb's backtraces and a CUPTI trace
+/// name it too.
+pub fn spawn<'scope, F: FnOnce() + Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    label: String,
+    f: F,
+) -> std::thread::ScopedJoinHandle<'scope, ()> {
+    let short = [
+        ("gpu ", "g"),
+        ("hardware decoder", "hw"),
+        ("ramp CPU decoder", "ramp"),
+        ("CPU decoder", "cpu"),
+        ("SM decoder", "sm"),
+        ("encoder", "enc"),
+        ("writer", "wr"),
+    ]
+    .iter()
+    .fold(label.clone(), |l, (long, short)| l.replace(long, short));
+    std::thread::Builder::new()
+        .name(short)
+        .spawn_scoped(scope, move || {
+            label_thread(label);
+            f()
+        })
+        // As `Scope::spawn` does.
+        .expect("failed to spawn thread")
+}
+
 /// Names the calling thread in the timeline.
 pub fn label_thread(label: String) {
     LABEL.with(|l| *l.borrow_mut() = label);

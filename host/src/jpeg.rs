@@ -487,18 +487,37 @@ pub struct Jpeg {
     /// The hardware decoder's batched state (null in a codec without it) and its input.
     batched: Mutex<Batched>,
     sm: Mutex<Option<SmDecoder>>,
-    encoder: Mutex<Option<(State, State)>>,
+    encoder: Mutex<Option<Encoder>>,
+}
+
+/// An encoder's state and parameters (made at its first encode), and the page-locked buffer
+/// its bitstreams are copied into: from ordinary memory the driver stages a copy from the
+/// device and holds its lock meanwhile, so every other thread's CUDA calls waited on it
+/// (docs/BENCHMARKS.md, the CUPTI timeline).
+struct Encoder {
+    state: State,
+    params: State,
+    bitstream: Option<TrackedHost>,
 }
 
 /// A hardware codec's batched decoder state, and the page-locked buffer its files are
 /// copied into before each call.
 struct Batched {
+    /// Made at the first batch: the first hardware state of a process took 0.34 s on the
+    /// H100 (the library handle 0.27 s), and the codecs beside it need only the handle.
     state: State,
+    /// Why making it failed: the codec then decodes one file at a time.
+    unavailable: Option<String>,
     /// nvJPEG copies each file to the device itself; from ordinary (pageable) memory the
     /// driver stages that copy, spinning inside `cuMemcpyAsync` until its staging buffer
     /// drains: the call seen spinning in both hangs of docs/BENCHMARKS.md, while other
     /// threads waited on the driver's locks. From page-locked memory it is a plain DMA.
     staging: Option<TrackedHost>,
+    /// The batch size and image size the state's device memory was last sized for
+    /// (`nvjpegDecodeBatchedPreAllocate`). Without it the first batch grew each image's
+    /// buffers while decoding, and every `cuMemFree` waited for the engines: that batch took
+    /// 0.4 s instead of 0.06 (the CUPTI timeline in docs/BENCHMARKS.md).
+    sized_for: (usize, u32, u32),
 }
 
 /// An nvJPEG library handle, destroyed when the last codec using it is dropped (after each
@@ -572,43 +591,25 @@ impl Jpeg {
         Jpeg::on(Arc::new(HandleOwner { lib, handle, gpu: gpu.clone() }), hardware)
     }
 
-    /// A codec with its own states on `owner`'s handle. A hardware codec's batched state is
-    /// made here, once; every other state when first used (by then others may be decoding:
+    /// A codec with its own states on `owner`'s handle. Every state is made when first used
+    /// (by then others may be decoding:
     /// making them holds [`STATES`] exclusively). Lazy, because a state of the default backend
     /// took tens of milliseconds to make, and the tool's encoders and decoders on the SMs,
     /// ten codecs, each made one they never used before the first file was read.
     fn on(owner: Arc<HandleOwner>, hardware: bool) -> Result<Arc<Jpeg>> {
         let lib = owner.lib;
-        let mut batched: State = std::ptr::null_mut();
-        if hardware {
-            let _exclusive = states_exclusive();
-            owner.gpu.bind()?;
-            // SAFETY: a valid handle and out-pointer; then the state just made, with a size
-            // hint of one 1x1 image: what NVIDIA's decoders do so that the hardware decoder
-            // draws on a memory pool (they measured over 20% faster).
-            let made = unsafe {
-                check("nvjpegJpegStateCreate", (lib.nvjpegJpegStateCreate)(owner.handle, &mut batched)).and_then(|()| {
-                    check(
-                        "nvjpegDecodeBatchedPreAllocate",
-                        (lib.nvjpegDecodeBatchedPreAllocate)(owner.handle, batched, 1, 1, 1, CSS_444, OUTPUT_RGBI),
-                    )
-                })
-            };
-            if let Err(e) = made {
-                if !batched.is_null() {
-                    // SAFETY: the state made above, used by nothing.
-                    unsafe { (lib.nvjpegJpegStateDestroy)(batched) };
-                }
-                return Err(e);
-            }
-        }
         Ok(Arc::new(Jpeg {
             lib,
             handle: owner.handle,
             owner,
             hardware,
             decoder: Mutex::new(std::ptr::null_mut()),
-            batched: Mutex::new(Batched { state: batched, staging: None }),
+            batched: Mutex::new(Batched {
+                state: std::ptr::null_mut(),
+                unavailable: None,
+                staging: None,
+                sized_for: (1, 1, 1),
+            }),
             sm: Mutex::new(None),
             encoder: Mutex::new(None),
         }))
@@ -628,6 +629,15 @@ impl Jpeg {
     /// and has states of its own, so the two never wait for each other.
     pub fn another(&self) -> Result<Arc<Jpeg>> {
         Jpeg::on(self.owner.clone(), self.hardware)
+    }
+
+    /// Another codec on this one's library handle that never uses the hardware decoder: it
+    /// decodes one file at a time (images of a megapixel or more on the SMs, with nvJPEG's
+    /// decoupled GPU decoder) and encodes. For threads beside a hardware decoder's, so that
+    /// they need no handle of their own: making one took 64 to 273 ms on the H100, and nvJPEG
+    /// makes one handle at a time.
+    pub fn another_without_hardware(&self) -> Result<Arc<Jpeg>> {
+        Jpeg::on(self.owner.clone(), false)
     }
 
     /// True when the hardware JPEG decoder's backend is in use.
@@ -808,9 +818,61 @@ impl Jpeg {
         self.decode_batch(stream, files)
     }
 
+    /// Makes the hardware decoder's batched state now instead of at the first batch: the
+    /// first of a process took 0.34 s on the H100, and while a state is made no other codec
+    /// of the process decodes (see `STATES`), so call this before other threads decode. Does
+    /// nothing on a codec without the hardware decoder, or once the state is made; if it
+    /// cannot be made, says why (then batches decode one file at a time).
+    pub fn prepare_hardware_decoder(&self) -> Result<()> {
+        if !self.hardware {
+            return Ok(());
+        }
+        let mut batched = self.batched.lock().unwrap_or_else(|e| e.into_inner());
+        if batched.state.is_null() && batched.unavailable.is_none() {
+            let _exclusive = states_exclusive();
+            let mut state: State = std::ptr::null_mut();
+            self.owner.gpu.bind()?;
+            // SAFETY: a valid handle and out-pointer; then the state just made, with a size
+            // hint of one 1x1 image: what NVIDIA's decoders do so that the hardware decoder
+            // draws on a memory pool (they measured over 20% faster).
+            let made = unsafe {
+                check("nvjpegJpegStateCreate", (self.lib.nvjpegJpegStateCreate)(self.handle, &mut state)).and_then(
+                    |()| {
+                        check(
+                            "nvjpegDecodeBatchedPreAllocate",
+                            (self.lib.nvjpegDecodeBatchedPreAllocate)(
+                                self.handle,
+                                state,
+                                1,
+                                1,
+                                1,
+                                CSS_444,
+                                OUTPUT_RGBI,
+                            ),
+                        )
+                    },
+                )
+            };
+            match made {
+                Ok(()) => batched.state = state,
+                Err(e) => {
+                    if !state.is_null() {
+                        // SAFETY: the state made above, used by nothing.
+                        unsafe { (self.lib.nvjpegJpegStateDestroy)(state) };
+                    }
+                    batched.unavailable = Some(e.to_string());
+                }
+            }
+        }
+        match &batched.unavailable {
+            Some(why) => Err(Error::NoNvjpeg(format!("no hardware decoder state: {why}"))),
+            None => Ok(()),
+        }
+    }
+
     fn decode_batch<P: Output>(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<P>>>> {
         use rayon::prelude::*;
-        if !self.hardware {
+        if !self.hardware || self.prepare_hardware_decoder().is_err() {
             return Ok(files.iter().map(|bytes| self.decode_checked(stream, bytes)).collect());
         }
         // Each file's checks on all cores: the truncation check reads all of it (megabytes of
@@ -850,6 +912,10 @@ impl Jpeg {
         if good.is_empty() {
             return Ok(results);
         }
+        let (most_w, most_h) = good
+            .iter()
+            .map(|&i| results[i].as_ref().map_or((0, 0), |img| img.dimensions()))
+            .fold((0, 0), |(w, h), (iw, ih)| (w.max(iw), h.max(ih)));
         let mut guards = Vec::with_capacity(good.len());
         let mut outs = Vec::with_capacity(good.len());
         // In `good`'s order (ascending): the batch's outputs pair with its files.
@@ -871,7 +937,7 @@ impl Jpeg {
             let pinned = unsafe { ctx.alloc_pinned_with_flags::<u8>(total.next_power_of_two(), 0) }?;
             batched.staging = Some(TrackedHost::new(pinned));
         }
-        let Batched { state, staging } = &mut *batched;
+        let Batched { state, staging, sized_for, .. } = &mut *batched;
         let staging = staging.as_mut().expect("made above");
         let host = staging.host_bytes_mut()?; // waits for the last batch's copies from it
         // The files side by side in the page-locked buffer, copied on all cores (105 MB a
@@ -893,6 +959,27 @@ impl Jpeg {
         let shared = states_shared();
         let engine = hardware_lock(&self.owner.gpu);
         stream.raw.context().bind_to_thread()?;
+        let wanted = (sized_for.0.max(good.len()), sized_for.1.max(most_w), sized_for.2.max(most_h));
+        if wanted != *sized_for {
+            // A hint: if it fails (no memory for it), the decode sizes its buffers itself.
+            // 4:4:4, the largest sampling, so that files of any sampling reuse the buffers.
+            // SAFETY: the codec's batched state, ours under its lock; it replaces buffers as
+            // the decode call itself does when an image outgrows them; plain integers else.
+            let hinted = unsafe {
+                (self.lib.nvjpegDecodeBatchedPreAllocate)(
+                    self.handle,
+                    *state,
+                    wanted.0 as c_int,
+                    wanted.1 as c_int,
+                    wanted.2 as c_int,
+                    CSS_444,
+                    P::FORMAT,
+                )
+            };
+            if hinted == SUCCESS {
+                *sized_for = wanted;
+            }
+        }
         // SAFETY: the codec's batched state (made with it, ours under its lock) sized for
         // this batch, as NVIDIA's own decoders do before every batch; then `data` and
         // `lengths` describe `good.len()` byte ranges of the page-locked buffer, which the
@@ -927,7 +1014,7 @@ impl Jpeg {
         }
         Ok(results)
     }
-    fn encoder(&self, stream: &Stream) -> Result<std::sync::MutexGuard<'_, Option<(State, State)>>> {
+    fn encoder(&self, stream: &Stream) -> Result<std::sync::MutexGuard<'_, Option<Encoder>>> {
         let mut enc = self.encoder.lock().unwrap_or_else(|e| e.into_inner());
         if enc.is_none() {
             stream.raw.context().bind_to_thread()?;
@@ -943,7 +1030,7 @@ impl Jpeg {
                     (self.lib.nvjpegEncoderParamsCreate)(self.handle, &mut params, stream.raw.cu_stream()),
                 )?;
             }
-            *enc = Some((state, params));
+            *enc = Some(Encoder { state, params, bitstream: None });
         }
         Ok(enc)
     }
@@ -984,14 +1071,16 @@ impl Jpeg {
         gray: bool,
     ) -> Result<Vec<u8>> {
         check_same_size("JPEG size (at most 65535 x 65535)", (w.min(65535), h.min(65535)), (w, h))?;
-        let enc = self.encoder(stream)?;
-        let (state, params) = enc.expect("made by encoder()");
+        let mut guard = self.encoder(stream)?;
+        let Encoder { state, params, bitstream } = guard.as_mut().expect("made by encoder()");
+        let (state, params) = (*state, *params);
         let s = stream.raw.cu_stream();
         let image = NvImage::one_plane(src as *mut c_uchar, pitch);
         stream.raw.context().bind_to_thread()?;
+        let mut len = 0usize;
         // SAFETY: the encoder state and params are ours under the lock; `image` points at the
         // device image (`pitch * h` bytes, read under the caller's guard) on `stream`'s
-        // context; the bitstream is read only after the stream is synchronized.
+        // context; the length is read after the stream is synchronized.
         unsafe {
             check(
                 "nvjpegEncoderParamsSetQuality",
@@ -1022,21 +1111,31 @@ impl Jpeg {
                     ),
                 )?;
             }
-            let mut len = 0usize;
             check(
                 "nvjpegEncodeRetrieveBitstream",
                 (self.lib.nvjpegEncodeRetrieveBitstream)(self.handle, state, std::ptr::null_mut(), &mut len, s),
             )?;
             stream.synchronize()?;
-            let mut out = vec![0u8; len];
-            check(
-                "nvjpegEncodeRetrieveBitstream",
-                (self.lib.nvjpegEncodeRetrieveBitstream)(self.handle, state, out.as_mut_ptr(), &mut len, s),
-            )?;
-            stream.synchronize()?;
-            out.truncate(len);
-            Ok(out)
         }
+        if bitstream.as_ref().is_none_or(|b| b.len() < len) {
+            *bitstream = None; // waits for the copies into the old one
+            // SAFETY: page-locked memory that nvJPEG's copy below writes before the host
+            // reads the `len` bytes it reports.
+            let pinned = unsafe { stream.raw.context().alloc_pinned_with_flags::<u8>(len.next_power_of_two(), 0) }?;
+            *bitstream = Some(TrackedHost::new(pinned));
+        }
+        let bitstream = bitstream.as_mut().expect("made above");
+        {
+            let mut to = bitstream.write(&stream.raw)?;
+            let ptr = to.bytes()?.as_mut_ptr();
+            // SAFETY: `ptr` holds at least `len` bytes (checked above) of page-locked memory,
+            // written by a copy on `s` under the write guard `to`; the host reads them only
+            // through `host_bytes`, which waits for that copy.
+            check("nvjpegEncodeRetrieveBitstream", unsafe {
+                (self.lib.nvjpegEncodeRetrieveBitstream)(self.handle, state, ptr, &mut len, s)
+            })?;
+        }
+        Ok(bitstream.host_bytes()?[..len].to_vec())
     }
 }
 
@@ -1050,7 +1149,7 @@ impl Drop for Jpeg {
         // SAFETY: the states were made by this codec, are destroyed once, and no call of this
         // codec is running (drop has it exclusively); the handle outlives them (`owner`).
         unsafe {
-            if let Some((state, params)) = self.encoder.get_mut().ok().and_then(|e| e.take()) {
+            if let Some(Encoder { state, params, .. }) = self.encoder.get_mut().ok().and_then(|e| e.take()) {
                 (self.lib.nvjpegEncoderParamsDestroy)(params);
                 (self.lib.nvjpegEncoderStateDestroy)(state);
             }

@@ -96,19 +96,34 @@ fn cubin_for((major, minor): (i32, i32)) -> Option<(u32, &'static [u8])> {
 /// on: freed memory stays in the pool instead of going back to the driver, so steady-state
 /// allocations of a pipeline cost no system calls) and the driver's staging of pageable
 /// copies.
+///
+/// The pool never makes an allocation wait for another stream: by default the driver may
+/// hand out memory freed on another stream whose free has not run yet, and makes the
+/// allocating stream wait for the freeing one. In the `cuimg` tool that chained a decoder's
+/// next image to an encoder's stream, and through it to the hardware decoder's batch: the
+/// decoders' kernels started 15 to 35 ms after their launch on a GPU 90% idle (the CUPTI
+/// timeline in docs/BENCHMARKS.md). Now such memory waits in the pool, and the pool grows
+/// by what is in flight.
 fn warm_up(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<()> {
     ctx.bind_to_thread()?;
     if ctx.has_async_alloc() {
         let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
         let mut keep = u64::MAX;
         // SAFETY: plain driver calls on this context's device with valid out-pointers; the
-        // attribute takes a u64.
+        // release threshold takes a u64, the reuse flag an int.
         unsafe {
             sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
             sys::cuMemPoolSetAttribute(
                 pool,
                 sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                 &mut keep as *mut u64 as *mut std::ffi::c_void,
+            )
+            .result()?;
+            let mut no: std::ffi::c_int = 0;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+                &mut no as *mut std::ffi::c_int as *mut std::ffi::c_void,
             )
             .result()?;
         }

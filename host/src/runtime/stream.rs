@@ -255,7 +255,8 @@ impl Stream {
 
     /// Copies a pinned image into a new device image, asynchronously.
     pub fn upload_pinned<P: Pixel>(&self, src: &PinnedImage<P>) -> Result<DeviceImage<P>> {
-        let mut dst = self.alloc::<P>(src.width(), src.height())?;
+        // Not zeroed first: the copy writes every byte.
+        let mut dst = self.alloc_for_output::<P>(src.width(), src.height())?;
         self.upload_pinned_into(src, &mut dst)?;
         Ok(dst)
     }
