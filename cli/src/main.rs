@@ -707,8 +707,8 @@ struct Shape {
     /// CPU decoders, one file at a time, on cores the others leave idle: they upload what
     /// they decode.
     on_cpu: usize,
-    /// More CPU decoders while the hardware decoder opens (0.6 to 1 s on the H100, with all
-    /// cores idle), which stop once it decodes.
+    /// More CPU decoders while the hardware decoder opens (its handle and state take 0.6 s
+    /// after the GPU opens on the H100, with most cores idle), which stop once it can decode.
     ramp: usize,
     encoders: usize,
 }
