@@ -715,20 +715,20 @@ struct Shape {
 
 impl Shape {
     /// Counts per GPU: `CUIMG_HW_DECODERS` (default 1: one fed the engines as well as two
-    /// alone, and did better among the other stages), `CUIMG_SM_DECODERS` (default: half the
-    /// cores, at most 6; each takes a core, 12 to 19 CPU ms per 12-megapixel image, and 6
-    /// beside the hardware decoder measured best), `CUIMG_CPU_DECODERS` and
-    /// `CUIMG_RAMP_DECODERS` (a quarter and a half of the cores when the output is gray, none
-    /// else: a JPEG's luma alone decodes on a core quickly enough to add to the GPU's) and
-    /// `CUIMG_ENCODERS` (4; all cores' half when the outputs are encoded on the CPU). The
-    /// measurements are in docs/BENCHMARKS.md.
+    /// alone, and did better among the other stages), `CUIMG_SM_DECODERS` (default: five
+    /// eighths of the cores, at most 10; each takes most of a core, about 20 ms per
+    /// 12-megapixel image), `CUIMG_CPU_DECODERS` and `CUIMG_RAMP_DECODERS` (an eighth and a
+    /// half of the cores when the output is gray, none else: a JPEG's luma alone decodes on a
+    /// core quickly enough to add to the GPU's) and `CUIMG_ENCODERS` (4; all cores' half when
+    /// the outputs are encoded on the CPU). On 16 cores, 10 on the SMs and 2 on the CPU beat
+    /// 6 and 4 by 6% (docs/BENCHMARKS.md).
     fn new(jpeg_out: bool, luma: bool) -> Shape {
         let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
         let cpu = |name, share: usize| knob(name, if luma { cores / share } else { 0 });
         Shape {
             hardware: knob("CUIMG_HW_DECODERS", 1).max(1),
-            on_sms: knob("CUIMG_SM_DECODERS", (cores / 2).min(6)),
-            on_cpu: cpu("CUIMG_CPU_DECODERS", 4),
+            on_sms: knob("CUIMG_SM_DECODERS", (cores * 5 / 8).min(10)),
+            on_cpu: cpu("CUIMG_CPU_DECODERS", 8),
             ramp: cpu("CUIMG_RAMP_DECODERS", 2),
             encoders: knob("CUIMG_ENCODERS", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1),
         }
