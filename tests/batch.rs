@@ -173,6 +173,31 @@ fn a_batch_image_copies_out() {
     assert!(matches!(s.copy_from_batch(&batch, 2, &mut one).unwrap_err(), Error::WrongLength { .. }));
 }
 
+/// `upload_staged`, one image after another on one stream through its staging buffer: small,
+/// then larger (the buffer grows), 1x1, a padded view, and a batch upload between them on
+/// the same buffer; each image its own, read back after all were queued. Empty is refused.
+#[test]
+fn staged_uploads_are_each_their_own_image() {
+    let Some(s) = stream() else { return };
+    let mut want = images::<Rgb8>(&[(5, 3), (1021, 769), (1, 1), (333, 257)], 950);
+    let (row, pitch) = (17 * 3, 17 * 3 + 11);
+    let src = random::<Rgb8>(17, 9, 951);
+    let mut padded = vec![0xEEu8; pitch * 9];
+    for y in 0..9u32 {
+        padded[y as usize * pitch..][..row].copy_from_slice(bytemuck::cast_slice(src.view().row(y)));
+    }
+    let mut got: Vec<_> = want.iter().map(|img| s.upload_staged(&img.view()).unwrap()).collect();
+    let batch = s.upload_batch(&[want[0].view()]).unwrap();
+    got.push(s.upload_staged(&cuimg::ImageView::<Rgb8>::new(&padded, 17, 9, pitch).unwrap()).unwrap());
+    want.push(src);
+    for (i, (dev, img)) in got.iter().zip(&want).enumerate() {
+        assert_same(&s.download(dev).unwrap(), img, &format!("staged upload {i}"));
+    }
+    assert_same(&s.download_batch(&batch).unwrap()[0], &want[0], "the batch between them");
+    let empty = Image::<Rgb8>::new(0, 0);
+    assert!(matches!(s.upload_staged(&empty.view()).unwrap_err(), Error::EmptyImage { .. }));
+}
+
 /// Bad batches get typed errors and launch nothing; the stream works afterwards.
 #[test]
 fn bad_batches_are_typed_errors() {

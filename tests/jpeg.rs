@@ -317,9 +317,9 @@ fn the_default_backend_decodes_too() {
 }
 
 /// The hardware decoder's state, made before the first batch or by it, is sized again when a
-/// batch brings more or larger images; an encoder's page-locked bitstream buffer grows when
-/// a bitstream outgrows it. Every output against the CPU, and each bitstream byte for byte
-/// against a fresh codec's.
+/// batch brings more or larger images; the stream's page-locked staging buffer, which the
+/// encoder reads bitstreams into, grows when a bitstream outgrows it. Every output against
+/// the CPU, and each bitstream byte for byte against a fresh codec's.
 #[test]
 fn codec_buffers_grow_with_their_inputs() {
     let Some(gpu) = gpu() else { return };

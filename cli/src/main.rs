@@ -947,7 +947,6 @@ fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
         Ok(s) => s,
         Err(e) => return run.progress.suspend(|| eprintln!("error: a CPU decoder has no stream: {e}")),
     };
-    let mut staging = None;
     while until.is_none_or(|u| !u.load(Relaxed))
         && let Some(files) = run.stages.span("wait for files", || take(files, 1))
     {
@@ -955,31 +954,14 @@ fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
             let img = run
                 .stages
                 .time(Stage::Decode, || S::decode_on_cpu(raw, &jobs[*i].0))
-                .and_then(|img| run.stages.time(Stage::Upload, || upload_staged(gpu, &stream, &img, &mut staging)));
+                // Through the stream's page-locked buffer: from ordinary memory the driver
+                // holds its lock while it stages the copy, and the other threads wait.
+                .and_then(|img| run.stages.time(Stage::Upload, || stream.upload_staged(&img.view())));
             if !apply_and_hand_on(&stream, *i, img, jobs, run, op, results) {
                 return;
             }
         }
     }
-}
-
-/// Uploads `img` through a page-locked image the caller keeps (made again when the size
-/// changes): from ordinary memory the driver stages the copy and holds its lock meanwhile,
-/// which in the CUPTI timeline stalled every other thread's CUDA calls for 5 to 20 ms per
-/// 12-megapixel upload (docs/BENCHMARKS.md).
-fn upload_staged<P: Pixel>(
-    gpu: &cuimg::Gpu,
-    s: &Stream,
-    img: &Image<P>,
-    staging: &mut Option<cuimg::PinnedImage<P>>,
-) -> cuimg::Result<DeviceImage<P>> {
-    if staging.as_ref().is_none_or(|p| p.dimensions() != img.dimensions()) {
-        *staging = None;
-        *staging = Some(gpu.alloc_pinned(img.width(), img.height())?);
-    }
-    let pinned = staging.as_mut().expect("made above");
-    pinned.copy_from(&img.view())?; // waits for the last upload from it
-    s.upload_pinned(pinned)
 }
 
 /// A file a GPU decoder passes on (nvJPEG refused it, or it is turned by its EXIF

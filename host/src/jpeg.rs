@@ -487,17 +487,7 @@ pub struct Jpeg {
     /// The hardware decoder's batched state (null in a codec without it) and its input.
     batched: Mutex<Batched>,
     sm: Mutex<Option<SmDecoder>>,
-    encoder: Mutex<Option<Encoder>>,
-}
-
-/// An encoder's state and parameters (made at its first encode), and the page-locked buffer
-/// its bitstreams are copied into: from ordinary memory the driver stages a copy from the
-/// device and holds its lock meanwhile, so every other thread's CUDA calls waited on it
-/// (docs/BENCHMARKS.md, the CUPTI timeline).
-struct Encoder {
-    state: State,
-    params: State,
-    bitstream: Option<TrackedHost>,
+    encoder: Mutex<Option<(State, State)>>,
 }
 
 /// A hardware codec's batched decoder state, and the page-locked buffer its files are
@@ -1016,7 +1006,7 @@ impl Jpeg {
         }
         Ok(results)
     }
-    fn encoder(&self, stream: &Stream) -> Result<std::sync::MutexGuard<'_, Option<Encoder>>> {
+    fn encoder(&self, stream: &Stream) -> Result<std::sync::MutexGuard<'_, Option<(State, State)>>> {
         let mut enc = self.encoder.lock().unwrap_or_else(|e| e.into_inner());
         if enc.is_none() {
             stream.raw.context().bind_to_thread()?;
@@ -1032,7 +1022,7 @@ impl Jpeg {
                     (self.lib.nvjpegEncoderParamsCreate)(self.handle, &mut params, stream.raw.cu_stream()),
                 )?;
             }
-            *enc = Some(Encoder { state, params, bitstream: None });
+            *enc = Some((state, params));
         }
         Ok(enc)
     }
@@ -1073,9 +1063,8 @@ impl Jpeg {
         gray: bool,
     ) -> Result<Vec<u8>> {
         check_same_size("JPEG size (at most 65535 x 65535)", (w.min(65535), h.min(65535)), (w, h))?;
-        let mut guard = self.encoder(stream)?;
-        let Encoder { state, params, bitstream } = guard.as_mut().expect("made by encoder()");
-        let (state, params) = (*state, *params);
+        let enc = self.encoder(stream)?;
+        let (state, params) = enc.expect("made by encoder()");
         let s = stream.raw.cu_stream();
         let image = NvImage::one_plane(src as *mut c_uchar, pitch);
         stream.raw.context().bind_to_thread()?;
@@ -1119,25 +1108,21 @@ impl Jpeg {
             )?;
             stream.synchronize()?;
         }
-        if bitstream.as_ref().is_none_or(|b| b.len() < len) {
-            *bitstream = None; // waits for the copies into the old one
-            // SAFETY: page-locked memory that nvJPEG's copy below writes before the host
-            // reads the `len` bytes it reports.
-            let pinned = unsafe { stream.raw.context().alloc_pinned_with_flags::<u8>(len.next_power_of_two(), 0) }?;
-            *bitstream = Some(TrackedHost::new(pinned));
-        }
-        let bitstream = bitstream.as_mut().expect("made above");
+        // Into the stream's page-locked staging buffer: from ordinary memory the driver
+        // stages a copy from the device itself and holds its lock meanwhile, and every other
+        // thread's CUDA calls waited on it (docs/BENCHMARKS.md, the CUPTI timeline).
+        let mut staging = stream.staging(len)?;
         {
-            let mut to = bitstream.write(&stream.raw)?;
+            let mut to = staging.write(&stream.raw)?;
             let ptr = to.bytes()?.as_mut_ptr();
-            // SAFETY: `ptr` holds at least `len` bytes (checked above) of page-locked memory,
-            // written by a copy on `s` under the write guard `to`; the host reads them only
-            // through `host_bytes`, which waits for that copy.
+            // SAFETY: `ptr` holds at least `len` bytes of page-locked memory (the staging
+            // buffer grows to what is asked), written by a copy on `s` under the write guard
+            // `to`; the host reads them only through `host_bytes`, which waits for that copy.
             check("nvjpegEncodeRetrieveBitstream", unsafe {
                 (self.lib.nvjpegEncodeRetrieveBitstream)(self.handle, state, ptr, &mut len, s)
             })?;
         }
-        Ok(bitstream.host_bytes()?[..len].to_vec())
+        Ok(staging.host_bytes()?[..len].to_vec())
     }
 }
 
@@ -1151,7 +1136,7 @@ impl Drop for Jpeg {
         // SAFETY: the states were made by this codec, are destroyed once, and no call of this
         // codec is running (drop has it exclusively); the handle outlives them (`owner`).
         unsafe {
-            if let Some(Encoder { state, params, .. }) = self.encoder.get_mut().ok().and_then(|e| e.take()) {
+            if let Some((state, params)) = self.encoder.get_mut().ok().and_then(|e| e.take()) {
                 (self.lib.nvjpegEncoderParamsDestroy)(params);
                 (self.lib.nvjpegEncoderStateDestroy)(state);
             }

@@ -201,6 +201,27 @@ impl Stream {
         Ok(batch)
     }
 
+    /// Copies a host view (any pitch) into a new device image through the same pinned
+    /// staging buffer, asynchronously; the view may be reused when this returns. For a thread
+    /// uploading one image after another: from ordinary memory the driver stages the copy
+    /// itself and holds its lock meanwhile, which stalled every other thread's CUDA calls in
+    /// the `cuimg` tool for 5 to 20 ms a 12-megapixel upload (docs/BENCHMARKS.md). The buffer
+    /// grows to the largest image and stays with the stream.
+    pub fn upload_staged<P: Pixel>(&self, src: &ImageView<'_, P>) -> Result<DeviceImage<P>> {
+        let mut dst = self.alloc_for_output::<P>(src.width(), src.height())?;
+        let (row, total) = (src.row_bytes(), dst.buf.len());
+        let mut staging = self.staging(total)?;
+        let host = staging.host_bytes_mut()?; // waits for the last copy from it
+        for (y, r) in src.rows().enumerate() {
+            host[y * row..(y + 1) * row].copy_from_slice(bytemuck::cast_slice(r));
+        }
+        let from = staging.read(&self.raw)?;
+        let mut to = dst.buf.write(&self.raw)?;
+        self.copy_to_device(&from, 0..total, to.ptr().addr())?;
+        drop(to);
+        Ok(dst)
+    }
+
     /// Copies host images into an existing batch of the same sizes.
     pub fn upload_batch_into<P: Pixel>(&self, images: &[ImageView<'_, P>], dst: &mut DeviceBatch<P>) -> Result<()> {
         self.check_batch_sizes("upload batch destination", images.iter().map(|v| v.dimensions()), dst)?;
