@@ -337,3 +337,23 @@ fn gpu_matches_cpu_at_8k() {
         assert_same(&s.download(&out).unwrap(), &cpu::clahe(&img.view(), p).unwrap(), &format!("8K {grid:?}"));
     }
 }
+
+/// CLAHE's tables never outgrow the image: a grid of one tile per pixel on a megapixel
+/// image (1.3 GB of tables) is `TooLarge` before anything is allocated, on the CPU and the
+/// GPU; the default grid and small images with one tile per pixel still run.
+#[test]
+fn tables_never_outgrow_the_image() {
+    let img = Image::<Gray8>::filled(1000, 1000, 77);
+    let grid = Clahe::new(2.0, (1000, 1000)).unwrap();
+    let err = cpu::clahe(&img.view(), grid).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+    assert!(err.to_string().contains("use fewer tiles"), "{err}");
+    assert!(cpu::clahe(&img.view(), Clahe::default()).is_ok());
+    let small = Image::<Gray8>::filled(30, 20, 9);
+    assert!(cpu::clahe(&small.view(), Clahe::new(2.0, (30, 20)).unwrap()).is_ok());
+    if let Some(gpu) = cuimg_tests::gpu() {
+        assert!(matches!(gpu.clahe(&img.view(), grid), Err(Error::TooLarge { .. })));
+        let color = Image::<Rgb8>::filled(1000, 1000, 3);
+        assert!(matches!(gpu.clahe_color(&color.view(), grid, EqualizeMode::PerChannel), Err(Error::TooLarge { .. })));
+    }
+}

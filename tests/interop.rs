@@ -220,12 +220,13 @@ fn files_over_512_mib_load_and_the_limit_is_configurable() {
     assert_eq!(img.dimensions(), (w, h));
     assert_eq!(img.get(w - 1, h - 1), Gray8([77]));
     drop(img);
-    // Process-wide: the other tests of this binary load images of a few kilobytes, under it.
-    cuimg::io::set_decode_limit(256 << 20);
-    let refused = cuimg::io::load_gray(&path);
-    cuimg::io::set_decode_limit(cuimg::io::DEFAULT_DECODE_LIMIT);
+    // A limit is a value passed to the call: no other call sees it.
+    let limits = cuimg::Limits::default().with_max_image_bytes(256 << 20);
+    let refused = cuimg::io::read_checked(&path, 1, &limits);
+    let decoded = cuimg::io::decode_with::<Gray8>(&png, &path, &limits);
     std::fs::remove_file(&path).unwrap();
-    assert!(matches!(refused, Err(Error::Decode { .. })), "{refused:?}");
+    assert!(matches!(refused, Err(Error::Limit { .. })), "{refused:?}");
+    assert!(matches!(decoded, Err(Error::Limit { .. })), "{decoded:?}");
 }
 
 /// cudarc's buffers and stream through cuimg without copies: their memory as cuimg images

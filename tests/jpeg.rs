@@ -536,3 +536,36 @@ fn codecs_made_while_others_decode_do_not_hang() {
         done.store(true, std::sync::atomic::Ordering::Relaxed);
     });
 }
+
+/// A small valid JPEG with its frame header patched to claim `w` x `h`.
+fn bomb(w: u16, h: u16) -> Vec<u8> {
+    let mut jpg = cuimg::io::encode(&random::<Rgb8>(256, 256, 9), cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    let sof = (2..jpg.len() - 1).find(|&i| jpg[i] == 0xFF && jpg[i + 1] == 0xC0).unwrap();
+    jpg[sof + 5..sof + 7].copy_from_slice(&h.to_be_bytes());
+    jpg[sof + 7..sof + 9].copy_from_slice(&w.to_be_bytes());
+    jpg
+}
+
+/// A JPEG bomb (a file of kilobytes claiming 40000 x 40000) is refused from its header
+/// before nvJPEG is called, alone and in a batch (the others decode); the limits are the
+/// codec's, set as a value and taken over by the codecs made from it.
+#[test]
+fn bombs_never_reach_nvjpeg() {
+    let Some(gpu) = gpu() else { return };
+    let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
+    let s = gpu.stream().unwrap();
+    let big = bomb(40000, 40000);
+    assert!(matches!(jpeg.decode_rgb(&s, &big), Err(Error::Limit { .. })));
+    assert!(matches!(jpeg.decode_gray(&s, &big), Err(Error::Limit { .. })));
+    assert!(matches!(jpeg.decode(&s, &big), Err(Error::Limit { .. })));
+    let fine = cuimg::io::encode(&random::<Rgb8>(64, 48, 1), cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
+    let results = jpeg.decode_batch_rgb(&s, &[&fine, &big, &fine]).unwrap();
+    assert!(results[0].is_ok() && results[2].is_ok());
+    assert!(matches!(results[1], Err(Error::Limit { .. })), "{:?}", results[1].as_ref().err());
+    // Limits as a value: 64x48 RGB is 9216 bytes.
+    let codec = jpeg.another().unwrap();
+    codec.set_limits(cuimg::Limits::default().with_max_image_bytes(9215));
+    assert!(matches!(codec.decode_rgb(&s, &fine), Err(Error::Limit { .. })));
+    assert!(codec.another().unwrap().decode_rgb(&s, &fine).is_err(), "a codec made from it takes its limits");
+    assert!(jpeg.decode_rgb(&s, &fine).is_ok(), "the first codec's are its own");
+}

@@ -162,3 +162,34 @@ fn registered_inputs_upload_directly() {
     drop(locked);
     assert_same(&s.download(&dev).unwrap(), &big, "upload from locked memory");
 }
+
+/// Workers that cannot start never hang the run: with some of them failed the others take
+/// every image (and the report says why the rest did not start); with all of them failed
+/// the run returns their error at once, having taken a few images and no more. Failed
+/// workers on today's main left the feeder waiting for room in the queue for ever.
+#[cfg(feature = "hooks")]
+#[test]
+fn workers_that_cannot_start_never_hang_the_run() {
+    let Some(gpu) = gpu() else { return };
+    let _watchdog = cuimg_tests::Watchdog::new(std::time::Duration::from_secs(120), "a pipeline whose workers fail");
+    let images: Vec<Image<Rgb8>> = (0..40).map(|i| random::<Rgb8>(64, 48, i)).collect();
+    let gray = |s: &cuimg::Stream, a: &cuimg::DeviceImage<Rgb8>, b: &mut cuimg::DeviceImage<Gray8>| {
+        s.grayscale(a, b, GrayWeights::Bt601)
+    };
+    // Four workers (2 threads on each of the pool's GPUs, at least one GPU): three fail.
+    let p = Pipeline::new(&gpu).threads(4);
+    let mut got = 0;
+    let report = p.clone().fail_workers_for_tests(3).run(&images, gray, |_, r| got += r.is_ok() as usize).unwrap();
+    assert_eq!((got, report.images), (40, 40));
+    assert_eq!(report.worker_errors.len(), 3, "{:?}", report.worker_errors);
+    // All fail: an error, at once, and nothing reaches the sink.
+    let mut sunk = 0;
+    let taken = std::sync::atomic::AtomicUsize::new(0);
+    let counted = images.iter().inspect(|_| {
+        taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    let err = p.fail_workers_for_tests(4).run(counted, gray, |_, _| sunk += 1).unwrap_err();
+    assert!(err.to_string().contains("made to fail"), "{err}");
+    assert_eq!(sunk, 0);
+    assert!(taken.into_inner() < images.len(), "the rest of the input is left unread");
+}

@@ -1,5 +1,9 @@
-//! From the command line's INPUTS (files, folders, globs) to the work: each input file and
-//! the output file it becomes.
+//! From the command line's INPUTS (files, folders, globs) to the files to read.
+//!
+//! Folders are read one level deep; a glob walks the folders under its literal prefix with
+//! `walkdir`, following symlinks but entering no folder twice (by device and inode), so
+//! symlink loops end the walk instead of growing it without end. Paths that are not regular
+//! files (FIFOs, devices) are problems, never read: opening a FIFO waits for a writer.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -17,77 +21,94 @@ pub type Problem = (PathBuf, String);
 pub type Job = (PathBuf, PathBuf);
 
 /// The files INPUTS name: files as given, image files inside folders (sorted), and the
-/// matches of glob patterns. Inputs that name nothing are returned as problems.
+/// matches of glob patterns (sorted). Inputs that name nothing, or nothing readable, are
+/// returned as problems.
 pub fn expand(inputs: &[String]) -> (Vec<PathBuf>, Vec<Problem>) {
     let (mut files, mut problems) = (Vec::new(), Vec::new());
     for input in inputs {
         let path = PathBuf::from(input);
-        if path.is_dir() {
-            match std::fs::read_dir(&path) {
-                Ok(entries) => {
-                    let mut found: Vec<PathBuf> =
-                        entries.flatten().map(|e| e.path()).filter(|p| p.is_file() && is_image(p)).collect();
-                    found.sort();
-                    files.extend(found);
-                }
-                Err(e) => problems.push((path, format!("cannot read the folder: {e}"))),
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => folder(&path, &mut files, &mut problems),
+            Ok(meta) if meta.is_file() => files.push(path),
+            Ok(_) => problems.push((path, "not a regular file (a FIFO, device or socket): not read".into())),
+            Err(_) if input.contains(['*', '?', '[', '{']) => glob(input, &mut files, &mut problems),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                problems.push((path, "no such file or folder".into()))
             }
-        } else if path.exists() {
-            files.push(path);
-        } else if input.contains(['*', '?', '[']) {
-            match glob::glob(input) {
-                Ok(matches) => {
-                    let before = files.len();
-                    files.extend(matches.flatten().filter(|p| p.is_file()));
-                    if files.len() == before {
-                        problems.push((path, "the pattern matches no file".into()));
-                    }
-                }
-                Err(e) => problems.push((path, format!("not a valid pattern: {e}"))),
-            }
-        } else {
-            problems.push((path, "no such file or folder".into()));
+            Err(e) => problems.push((path, format!("cannot read: {e}"))),
         }
     }
-    let mut seen = HashSet::new();
-    files.retain(|f| seen.insert(f.canonicalize().unwrap_or_else(|_| f.clone())));
     (files, problems)
 }
 
-/// Where each input's result goes: `out/<stem>.<ext>` (`ext` from `--format`, else the
-/// input's own). An output that would overwrite an input, or another output, is a problem
-/// for that input.
-pub fn outputs(files: &[PathBuf], out: &Path, ext: Option<&str>) -> (Vec<Job>, Vec<Problem>) {
-    let inputs: HashSet<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
-    let out_dir = out.canonicalize().unwrap_or_else(|_| out.to_path_buf());
-    let (mut jobs, mut problems, mut taken) = (Vec::new(), Vec::new(), HashSet::new());
-    for f in files {
-        let stem = f.file_stem().map_or_else(|| "image".into(), |s| s.to_string_lossy().into_owned());
-        let ext = ext.map(str::to_owned).or_else(|| f.extension().map(|e| e.to_string_lossy().into_owned()));
-        let name = format!("{stem}.{}", ext.unwrap_or_else(|| "png".into()));
-        let target = out_dir.join(&name);
-        if inputs.contains(&target) {
-            problems.push((
-                f.clone(),
-                format!("would overwrite an input ({}); choose another -o folder", target.display()),
-            ));
-        } else if !taken.insert(target.clone()) {
-            problems.push((f.clone(), format!("another input already writes {}", target.display())));
-        } else {
-            jobs.push((f.clone(), target));
+/// The image files of a folder (not of its subfolders), sorted.
+fn folder(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<Problem>) {
+    let entries = match std::fs::read_dir(path) {
+        Ok(e) => e,
+        Err(e) => return problems.push((path.to_path_buf(), format!("cannot read the folder: {e}"))),
+    };
+    let mut found = Vec::new();
+    for p in entries.flatten().map(|e| e.path()).filter(|p| is_image(p)) {
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => found.push(p),
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => problems.push((p, "not a regular file (a FIFO, device or socket): not read".into())),
+            Err(e) => problems.push((p, format!("cannot read: {e}"))),
         }
     }
-    (jobs, problems)
+    found.sort();
+    files.extend(found);
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so an
-/// interrupted run leaves no half-written image (only, at worst, a `.cuimg-tmp` file).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.{}.cuimg-tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// The regular files a glob pattern matches (`*`, `?` and `[...]` within a path component,
+/// `**` across them, `{a,b}` alternatives).
+fn glob(pattern: &str, files: &mut Vec<PathBuf>, problems: &mut Vec<Problem>) {
+    let matcher = match globset::GlobBuilder::new(pattern).literal_separator(true).build() {
+        Ok(g) => g.compile_matcher(),
+        Err(e) => return problems.push((pattern.into(), format!("not a valid pattern: {e}"))),
+    };
+    // The walk starts at the components before the first with a wildcard.
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let literal = parts.iter().take_while(|p| !p.contains(['*', '?', '[', '{'])).count();
+    let rest = &parts[literal..];
+    let base = match parts[..literal].join("/") {
+        b if b.is_empty() && pattern.starts_with('/') => "/".to_string(),
+        b if b.is_empty() => ".".to_string(),
+        b => b,
+    };
+    let depth = if rest.iter().any(|p| p.contains("**")) { usize::MAX } else { rest.len() };
+    let strip_dot = literal == 0 && !pattern.starts_with('/');
+    let mut seen = HashSet::new();
+    let walk = walkdir::WalkDir::new(&base).follow_links(true).max_depth(depth).sort_by_file_name();
+    let before = files.len();
+    // Each folder once, by identity: a symlink back up the tree (or two to one folder) is
+    // not entered again.
+    let entries = walk
+        .into_iter()
+        .filter_entry(|e| !e.file_type().is_dir() || crate::outputs::file_id(e.path()).is_ok_and(|id| seen.insert(id)));
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            // A loop walkdir found itself is what the identities above avoid: skipped.
+            Err(e) if e.loop_ancestor().is_some() => continue,
+            Err(e) => {
+                let path = e.path().map_or_else(|| PathBuf::from(&base), Path::to_path_buf);
+                problems.push((path, format!("cannot read: {e}")));
+                continue;
+            }
+        };
+        let path = entry.path();
+        let name = if strip_dot { path.strip_prefix(".").unwrap_or(path) } else { path };
+        if entry.file_type().is_dir() || !matcher.is_match(name) {
+            continue;
+        }
+        if entry.file_type().is_file() {
+            files.push(name.to_path_buf());
+        } else {
+            problems.push((name.to_path_buf(), "not a regular file (a FIFO, device or socket): not read".into()));
+        }
     }
-    result
+    if files.len() == before {
+        problems.push((pattern.into(), "the pattern matches no file".into()));
+    }
 }

@@ -12,29 +12,44 @@
 //! Reading and decoding run on all cores, the GPU work on the overlapped pipeline
 //! (`cuimg::Pipeline`), encoding and writing on all cores again, all at the same time and
 //! with bounded memory. A file that cannot be read, decoded or written is reported with its
-//! path and the others go on; the exit code is 1 when any failed. Outputs are written through
-//! a temporary file and a rename, and never over an input.
+//! path and the others go on; the exit code is 1 when any failed. Outputs follow one policy
+//! (`outputs`): never over an input or an existing file (unless `--overwrite`), through a
+//! temporary file and a rename. Every file is checked from its header before it is read
+//! (`cuimg::Limits`), and admitted against the run's memory budget (`budget`).
 
+mod budget;
+mod formats;
+mod images;
 mod inputs;
+mod outputs;
 mod report;
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use cuimg::io::{Encode, Format};
-use cuimg::{
-    Clahe, DeviceImage, EqualizeMode, GpuPool, Gray8, GrayWeights, Image, Lut, Pipeline, Pixel, Rgb8, Stream, cpu,
-};
+use cuimg::{Clahe, DeviceImage, EqualizeMode, GpuPool, Gray8, GrayWeights, Image, Lut, Pixel, Rgb8, Stream};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use formats::{Any, Command};
+use images::next;
 use report::{Stage, Stages};
+use run::{Run, STOP};
 
 #[derive(Parser)]
-#[command(name = "cuimg", version, about = "GPU image processing, files to files", long_about = None)]
+#[command(
+    name = "cuimg",
+    version,
+    about = "GPU image processing, files to files",
+    long_about = None,
+    after_help = "Exit codes: 0 all written; 1 some files failed (each named) or a plot or trace could not be \
+                  written; 2 a usage error, found before any work; 130 interrupted (SIGINT or SIGTERM)."
+)]
 struct Cli {
     #[command(subcommand)]
     op: Op,
@@ -107,27 +122,18 @@ struct Common {
     /// open it in Perfetto or chrome://tracing); `--report` then also sums it per thread.
     #[arg(long)]
     trace: Option<PathBuf>,
-}
-
-/// Everything one run shares between its threads.
-struct Run {
-    stages: Stages,
-    progress: ProgressBar,
-    failures: Mutex<Vec<inputs::Problem>>,
-    done: AtomicUsize,
-}
-
-impl Run {
-    fn fail(&self, path: &Path, why: impl std::fmt::Display) {
-        self.progress.suspend(|| eprintln!("error: {}: {why}", path.display()));
-        self.failures.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_path_buf(), why.to_string()));
-        self.progress.inc(1);
-    }
-
-    fn ok(&self) {
-        self.done.fetch_add(1, Relaxed);
-        self.progress.inc(1);
-    }
+    /// Replace existing files (regular files only; never an input). Without it, a
+    /// destination that exists is reported and left as it is.
+    #[arg(long)]
+    overwrite: bool,
+    /// Skip syncing each output's data to the disk before its rename (faster; a power cut
+    /// may then leave an empty file where an output was).
+    #[arg(long)]
+    no_sync: bool,
+    /// The memory the run's files may take at once (bytes, or with K, M, G: 8G); default:
+    /// half the memory available. A file that alone needs more is reported, not read.
+    #[arg(long)]
+    memory: Option<String>,
 }
 
 fn main() {
@@ -146,7 +152,19 @@ fn main() {
         Op::Gray(c) | Op::Bw(c) | Op::Equalize(c) | Op::Histogram(c) => (&cli.op, c),
         Op::Lut { common, .. } | Op::Clahe { common, .. } => (&cli.op, common),
     };
+    // SIGINT and SIGTERM: the first stops the reading of new files (the files in flight
+    // finish, the others are reported as not processed, and the summary is printed); a
+    // second ends the process at once, removing the temporary files being written.
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, Relaxed) {
+            outputs::remove_temporaries();
+            eprintln!("\nstopped");
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping: finishing the files in flight (again to stop at once)");
+    });
     std::process::exit(match run(op, common) {
+        Ok(_) if STOP.load(Relaxed) => 130,
         Ok(0) => 0,
         Ok(_) => 1,
         Err(e) => {
@@ -181,28 +199,47 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         (None, false) => None,
         (Some(f), _) => return Err(format!("--format {f} does not fit this command")),
     };
+    let memory = match &c.memory {
+        Some(m) => budget::parse_size(m)?,
+        None => budget::default_budget(),
+    };
+    if c.out.is_file() {
+        return Err(format!("-o {}: is a file; -o takes a folder", c.out.display()));
+    }
     std::fs::create_dir_all(&c.out).map_err(|e| format!("cannot create the output folder {}: {e}", c.out.display()))?;
-    let probe = c.out.join(format!(".cuimg-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| format!("cannot write into the output folder {}: {e}", c.out.display()))?;
-    let _ = std::fs::remove_file(&probe);
+    outputs::probe(&c.out).map_err(|e| format!("cannot write into the output folder {}: {e}", c.out.display()))?;
 
     let (files, missing) = inputs::expand(&c.inputs);
-    let (jobs, clashes) = inputs::outputs(&files, &c.out, ext);
+    let (policy, files, unresolved) = outputs::Policy::new(files, c.overwrite, !c.no_sync);
+    let (jobs, clashes) = policy.plan(&files, &c.out, ext);
+    // The plot and the trace are claimed before any work, as the images are: a usage error.
+    for extra in c.plot.iter().chain(&c.trace) {
+        policy.claim(extra).map_err(|why| format!("{}: {why}", extra.display()))?;
+    }
     let progress = ProgressBar::new((jobs.len() + clashes.len()) as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} images, {per_sec}, {eta} left").expect("a valid template"),
     );
+    let index = jobs.iter().enumerate().flat_map(|(i, (a, b))| [(a.as_path(), i), (b.as_path(), i)]).collect();
     let run = Run {
         stages: Stages::new(c.trace.is_some()),
         progress,
         failures: Mutex::new(Vec::new()),
         done: AtomicUsize::new(0),
+        policy: &policy,
+        // Nothing larger than the budget can be held anyway.
+        limits: cuimg::Limits::default().with_max_image_bytes(cuimg::limits::DEFAULT_MAX_IMAGE_BYTES.min(memory)),
+        budget: budget::Budget::new(memory),
+        halted: Mutex::new(None),
+        index,
+        ended: jobs.iter().map(|_| AtomicBool::new(false)).collect(),
+        luma: knob("CUIMG_GRAY_VIA_RGB", 0) == 0,
     };
-    for (path, why) in missing.iter().chain(&clashes) {
+    for (path, why) in missing.iter().chain(&unresolved).chain(&clashes) {
         run.fail(path, why);
     }
     let start = Instant::now();
-    let gpus = if c.cpu { None } else { open_gpus(&c.gpu)? };
+    let gpus = if c.cpu || jobs.is_empty() { None } else { open_gpus(&c.gpu)? };
     let gpus_opened = start.elapsed();
     let device = gpus.as_ref().map_or_else(
         || format!("CPU, {} threads", rayon::current_num_threads()),
@@ -227,13 +264,30 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         Some(shape) => format!("{device}, nvJPEG ({})", shape.describe()),
         None => device,
     };
-    let jpeg_path = shape.is_some();
+    let cmd = match op {
+        Op::Gray(_) => Command::Gray,
+        Op::Bw(_) => Command::Bw,
+        Op::Equalize(_) => Command::Equalize,
+        Op::Lut { .. } => Command::Lut(Box::new(lut.expect("parsed above"))),
+        Op::Clahe { .. } => {
+            let (p, mode) = clahe.expect("parsed above");
+            Command::Clahe(p, mode)
+        }
+        Op::Histogram(_) => Command::Histogram,
+    };
+    // nvJPEG's path decodes to RGB for the commands but gray: a gray JPEG goes the other
+    // way, which keeps it gray.
+    let (jpeg_jobs, other_jobs): (Vec<inputs::Job>, Vec<inputs::Job>) = match &shape {
+        Some(_) if !matches!(cmd, Command::Gray) => jobs.iter().cloned().partition(|(i, _)| !is_gray_jpeg(i)),
+        Some(_) => (jobs.clone(), Vec::new()),
+        None => (Vec::new(), jobs.clone()),
+    };
     match (op, &gpus, &shape) {
         (Op::Gray(_), Some(pool), Some(shape)) if luma => {
-            jpeg_on_gpu::<Gray8, Gray8>(&jobs, pool, shape, &jpeg, &run, |_, luma| Ok(luma))
+            jpeg_on_gpu::<Gray8, Gray8>(&jpeg_jobs, pool, shape, &jpeg, &run, |_, luma| Ok(luma))
         }
         (Op::Gray(_), Some(pool), Some(shape)) => jpeg_on_gpu(
-            &jobs,
+            &jpeg_jobs,
             pool,
             shape,
             &jpeg,
@@ -241,7 +295,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
             into_new::<Gray8>(|s, a, b| s.grayscale(a, b, GrayWeights::Bt601)),
         ),
         (Op::Bw(_), Some(pool), Some(shape)) => jpeg_on_gpu(
-            &jobs,
+            &jpeg_jobs,
             pool,
             shape,
             &jpeg,
@@ -249,7 +303,7 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
             into_new::<Rgb8>(|s, a, b| s.black_and_white(a, b, GrayWeights::Bt601)),
         ),
         (Op::Equalize(_), Some(pool), Some(shape)) => jpeg_on_gpu(
-            &jobs,
+            &jpeg_jobs,
             pool,
             shape,
             &jpeg,
@@ -258,12 +312,19 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         ),
         (Op::Clahe { .. }, Some(pool), Some(shape)) => {
             let (p, mode) = clahe.expect("parsed above");
-            jpeg_on_gpu(&jobs, pool, shape, &jpeg, &run, into_new::<Rgb8>(move |s, a, b| s.clahe_color(a, b, p, mode)))
+            jpeg_on_gpu(
+                &jpeg_jobs,
+                pool,
+                shape,
+                &jpeg,
+                &run,
+                into_new::<Rgb8>(move |s, a, b| s.clahe_color(a, b, p, mode)),
+            )
         }
         (Op::Lut { .. }, Some(pool), Some(shape)) => {
             let lut = lut.expect("parsed above");
             jpeg_on_gpu(
-                &jobs,
+                &jpeg_jobs,
                 pool,
                 shape,
                 &jpeg,
@@ -273,73 +334,89 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         }
         _ => {}
     }
-    if !jpeg_path {
-        match (op, &gpus) {
-            (Op::Histogram(_), _) => histograms(&jobs, gpus.as_ref(), ext == Some("json"), &run),
-            // Without nvJPEG, or among other files, JPEGs still give their luma plane: decoded
-            // as such on the CPU, they need no GPU work at all.
-            (Op::Gray(_), Some(pool)) if luma => {
-                let (jpegs, others): (Vec<_>, Vec<_>) = jobs.iter().cloned().partition(|(i, _)| is_jpeg(i));
-                on_cpu_gray(&jpegs, &jpeg, &run);
-                on_gpu::<Gray8>(&others, pool, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
-            }
-            (Op::Gray(_), Some(pool)) => {
-                on_gpu::<Gray8>(&jobs, pool, &jpeg, &run, |s, a, b| s.grayscale(a, b, GrayWeights::Bt601))
-            }
-            (Op::Bw(_), Some(pool)) => {
-                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.black_and_white(a, b, GrayWeights::Bt601))
-            }
-            (Op::Equalize(_), Some(pool)) => {
-                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, |s, a, b| s.equalize_color(a, b, EqualizeMode::Luma))
-            }
-            (Op::Clahe { .. }, Some(pool)) => {
-                let (p, mode) = clahe.expect("parsed above");
-                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, move |s, a, b| s.clahe_color(a, b, p, mode))
-            }
-            (Op::Lut { .. }, Some(pool)) => {
-                let lut = lut.expect("parsed above");
-                on_gpu::<Rgb8>(&jobs, pool, &jpeg, &run, move |s, a, b| {
-                    // One upload of 768 bytes per image: small against the image's own.
-                    s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
-                })
-            }
-            (Op::Gray(_), None) if luma => on_cpu_gray(&jobs, &jpeg, &run),
-            (Op::Gray(_), None) => {
-                on_cpu::<Gray8>(&jobs, &jpeg, &run, |i| cpu::grayscale(&i.view(), GrayWeights::Bt601))
-            }
-            (Op::Bw(_), None) => {
-                on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::black_and_white(&i.view(), GrayWeights::Bt601))
-            }
-            (Op::Equalize(_), None) => {
-                on_cpu::<Rgb8>(&jobs, &jpeg, &run, |i| cpu::equalize_color(&i.view(), EqualizeMode::Luma))
-            }
-            (Op::Clahe { .. }, None) => {
-                let (p, mode) = clahe.expect("parsed above");
-                on_cpu::<Rgb8>(&jobs, &jpeg, &run, move |i| cpu::clahe_color(&i.view(), p, mode))
-            }
-            (Op::Lut { .. }, None) => {
-                let lut = lut.expect("parsed above");
-                on_cpu::<Rgb8>(&jobs, &jpeg, &run, move |i| cpu::apply_lut(&i.view(), &lut))
-            }
+    let (jobs_left, json) = (&other_jobs, ext == Some("json"));
+    match (op, &gpus) {
+        (Op::Histogram(_), _) => images::histograms(jobs_left, gpus.as_ref(), json, &run),
+        (_, None) => images::on_cpu(jobs_left, &cmd, &jpeg, &run),
+        (Op::Gray(_), Some(pool)) => {
+            let op =
+                |s: &Stream, a: &DeviceImage<Rgb8>, b: &mut DeviceImage<Gray8>| s.grayscale(a, b, GrayWeights::Bt601);
+            images::on_gpu(jobs_left, pool, &cmd, &jpeg, &run, op, Any::Gray)
+        }
+        (Op::Bw(_), Some(pool)) => {
+            let op = |s: &Stream, a: &DeviceImage<Rgb8>, b: &mut DeviceImage<Rgb8>| {
+                s.black_and_white(a, b, GrayWeights::Bt601)
+            };
+            images::on_gpu(jobs_left, pool, &cmd, &jpeg, &run, op, Any::Rgb)
+        }
+        (Op::Equalize(_), Some(pool)) => {
+            let op = |s: &Stream, a: &DeviceImage<Rgb8>, b: &mut DeviceImage<Rgb8>| {
+                s.equalize_color(a, b, EqualizeMode::Luma)
+            };
+            images::on_gpu(jobs_left, pool, &cmd, &jpeg, &run, op, Any::Rgb)
+        }
+        (Op::Clahe { .. }, Some(pool)) => {
+            let (p, mode) = clahe.expect("parsed above");
+            let op = move |s: &Stream, a: &DeviceImage<Rgb8>, b: &mut DeviceImage<Rgb8>| s.clahe_color(a, b, p, mode);
+            images::on_gpu(jobs_left, pool, &cmd, &jpeg, &run, op, Any::Rgb)
+        }
+        (Op::Lut { .. }, Some(pool)) => {
+            let lut = lut.expect("parsed above");
+            // One upload of 768 bytes per image: small against the image's own.
+            let op = move |s: &Stream, a: &DeviceImage<Rgb8>, b: &mut DeviceImage<Rgb8>| {
+                s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
+            };
+            images::on_gpu(jobs_left, pool, &cmd, &jpeg, &run, op, Any::Rgb)
+        }
+    }
+    // Every job ends as written or failed, whatever stopped the others.
+    let why = match (STOP.load(Relaxed), run.halted()) {
+        (true, _) => "not processed: the run was interrupted".to_string(),
+        (false, Some(why)) => format!("not processed: {why}"),
+        (false, None) => "not processed: the stages that take it stopped (see the errors above)".to_string(),
+    };
+    run.unfinished(&jobs, &why);
+    // The plot and the trace: a failure after the work is exit 1 with its reason.
+    let extras: Vec<(&PathBuf, Result<String, String>)> = c
+        .plot
+        .iter()
+        .map(|p| (p, run.stages.plot(&device)))
+        .chain(c.trace.iter().map(|t| (t, Ok(run.stages.trace()))))
+        .collect();
+    for (path, text) in extras {
+        if let Err(why) = text.and_then(|t| policy.write(path, t.as_bytes()).map_err(|e| e.to_string())) {
+            run.fail(path, format!("cannot write: {why}"));
         }
     }
     run.progress.finish_and_clear();
     let wall = start.elapsed();
     let failures = run.failures.into_inner().unwrap_or_else(|e| e.into_inner());
     let done = run.done.load(Relaxed);
+    let opening = match &gpus {
+        Some(_) => format!("; {:.0} ms of it opening the GPU and nvJPEG", opened.as_secs_f64() * 1e3),
+        None => String::new(),
+    };
     eprintln!(
-        "{done} images written, {} failed, in {:.2} s ({:.1} images/s) on {device}; {:.0} ms of it opening the GPU and nvJPEG",
+        "{done} images written, {} failed, in {:.2} s ({:.1} images/s) on {device}{opening}",
         failures.len(),
         wall.as_secs_f64(),
         done as f64 / wall.as_secs_f64().max(1e-9),
-        opened.as_secs_f64() * 1e3
     );
     if c.report {
-        eprintln!(
-            "opening: {:.0} ms the GPUs (driver, contexts, kernels), then {:.0} ms loading nvJPEG (its codecs open while the CPU decoders work)",
-            gpus_opened.as_secs_f64() * 1e3,
-            (opened - gpus_opened).as_secs_f64() * 1e3
-        );
+        if gpus.is_some() {
+            eprintln!(
+                "opening: {:.0} ms the GPUs (driver, contexts, kernels), then {:.0} ms loading nvJPEG (its codecs open while the CPU decoders work)",
+                gpus_opened.as_secs_f64() * 1e3,
+                (opened - gpus_opened).as_secs_f64() * 1e3
+            );
+        }
+        if let Some(peak) = budget::peak_rss() {
+            eprintln!(
+                "memory: peak resident {} (VmHWM) with a budget of {} for the files in flight",
+                budget::size(peak),
+                budget::size(run.budget.cap())
+            );
+        }
         eprintln!("{}", run.stages.table(done, wall));
         if let Some(threads) = run.stages.threads_table(wall) {
             eprint!("{threads}");
@@ -351,12 +428,6 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
                 cpu / wall.as_secs_f64().max(1e-9)
             );
         }
-    }
-    if let Some(trace) = &c.trace {
-        run.stages.write_trace(trace).map_err(|e| format!("cannot write {}: {e}", trace.display()))?;
-    }
-    if let Some(svg) = &c.plot {
-        run.stages.plot(svg, &device).map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
     }
     Ok(failures.len())
 }
@@ -417,180 +488,6 @@ fn open_gpus(which: &str) -> Result<Option<GpuPool>, String> {
         }
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// Reads and decodes one input, timed. A source with more than 8 bits per channel is
-/// reduced to 8 (cuimg's images are 8-bit) and the user is told, file by file.
-fn load(path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
-    let bytes = run
-        .stages
-        .time(Stage::Read, || std::fs::read(path).map_err(|source| cuimg::Error::Io { path: path.into(), source }))?;
-    load_decoded(&bytes, path, run)
-}
-
-/// [`load`] for bytes already read.
-fn load_decoded(bytes: &[u8], path: &Path, run: &Run) -> cuimg::Result<Image<Rgb8>> {
-    run.stages.time(Stage::Decode, || {
-        if let Some(bits @ 9..) = cuimg::io::bits_per_channel(bytes) {
-            run.progress.suspend(|| {
-                eprintln!(
-                    "warning: {}: {bits} bits per channel, reduced to 8 (cuimg works on 8-bit images)",
-                    path.display()
-                )
-            });
-        }
-        cuimg::io::decode_converted(bytes, path)
-    })
-}
-
-/// Encodes and writes one result, timed.
-fn save<Q: Pixel + Encode>(img: &Image<Q>, out: &Path, format: Format, run: &Run) {
-    match run.stages.time(Stage::Encode, || cuimg::io::encode(img, format)) {
-        Err(e) => run.fail(out, e),
-        Ok(bytes) => match run.stages.time(Stage::Write, || inputs::write_atomically(out, &bytes)) {
-            Err(e) => run.fail(out, format!("cannot write: {e}")),
-            Ok(()) => run.ok(),
-        },
-    }
-}
-
-/// The CPU path: every image read, processed and written on a core of its own.
-fn on_cpu<Q: Pixel + Encode>(
-    jobs: &[inputs::Job],
-    format: &(dyn Fn(&Path) -> Format + Sync),
-    run: &Run,
-    op: impl Fn(&Image<Rgb8>) -> cuimg::Result<Image<Q>> + Sync,
-) {
-    jobs.par_iter().for_each(|(input, out)| match load(input, run) {
-        Err(e) => run.fail(input, e),
-        Ok(img) => match run.stages.time(Stage::Kernel, || op(&img)) {
-            Err(e) => run.fail(input, e),
-            Ok(result) => save(&result, out, format(out), run),
-        },
-    });
-}
-
-/// The CPU path of `gray`: a JPEG decoded to its luma plane (`io::decode_luma`), as the
-/// GPU's JPEG path does; other files to RGB and converted, as `on_cpu`.
-fn on_cpu_gray(jobs: &[inputs::Job], format: &(dyn Fn(&Path) -> Format + Sync), run: &Run) {
-    jobs.par_iter().for_each(|(input, out)| {
-        let bytes = match run.stages.time(Stage::Read, || std::fs::read(input)) {
-            Ok(b) => b,
-            Err(e) => return run.fail(input, format!("cannot read: {e}")),
-        };
-        let gray = if bytes.starts_with(&[0xFF, 0xD8]) {
-            run.stages.time(Stage::Decode, || cuimg::io::decode_luma(&bytes, input))
-        } else {
-            load_decoded(&bytes, input, run)
-                .and_then(|img| run.stages.time(Stage::Kernel, || cpu::grayscale(&img.view(), GrayWeights::Bt601)))
-        };
-        match gray {
-            Ok(img) => save(&img, out, format(out), run),
-            Err(e) => run.fail(input, e),
-        }
-    });
-}
-
-/// The GPU path: decoding on all cores feeds the pipeline, whose results are encoded and
-/// written on all cores, with bounded queues between the stages.
-fn on_gpu<Q: Pixel + Encode>(
-    jobs: &[inputs::Job],
-    pool: &GpuPool,
-    format: &(dyn Fn(&Path) -> Format + Sync),
-    run: &Run,
-    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
-) {
-    let (decoded_tx, decoded_rx) = std::sync::mpsc::sync_channel::<(usize, Image<Rgb8>)>(32);
-    let (result_tx, result_rx) = std::sync::mpsc::sync_channel::<(usize, Image<Q>)>(32);
-    let result_rx = Mutex::new(result_rx);
-    // Pipeline index -> job index: the pipeline numbers the images it gets in arrival order.
-    let order = Mutex::new(Vec::with_capacity(jobs.len()));
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, (input, _))| match load(input, run) {
-                Ok(img) => {
-                    let _ = tx.send((i, img));
-                }
-                Err(e) => run.fail(input, e),
-            });
-        });
-        let writers = std::thread::available_parallelism().map_or(4, |n| n.get()).div_ceil(2);
-        for _ in 0..writers {
-            let result_rx = &result_rx;
-            scope.spawn(move || {
-                while let Some((i, img)) = next(result_rx, run) {
-                    let out = &jobs[i].1;
-                    save(&img, out, format(out), run);
-                }
-            });
-        }
-        let images = decoded_rx.into_iter().map(|(i, img)| {
-            order.lock().unwrap_or_else(|e| e.into_inner()).push(i);
-            img
-        });
-        let report = Pipeline::on(pool).run(images, op, |k, result| {
-            let i = order.lock().unwrap_or_else(|e| e.into_inner())[k];
-            match result {
-                Ok(img) => {
-                    let _ = result_tx.send((i, img));
-                }
-                Err(e) => run.fail(&jobs[i].0, e),
-            }
-        });
-        drop(result_tx);
-        match report {
-            Ok(r) => {
-                run.stages.add(Stage::Upload, r.upload);
-                run.stages.add(Stage::Kernel, r.kernel);
-                run.stages.add(Stage::Download, r.download);
-                run.stages.add(Stage::Staging, r.host_in + r.host_out);
-            }
-            Err(e) => {
-                run.progress.suspend(|| eprintln!("error: the GPU pipeline could not start: {e}"));
-            }
-        }
-    });
-}
-
-/// Histograms of every image, as CSV (`bin,red,green,blue`) or JSON files.
-fn histograms(jobs: &[inputs::Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
-    jobs.par_iter().enumerate().for_each(|(k, (input, out))| {
-        let img = match load(input, run) {
-            Ok(img) => img,
-            Err(e) => return run.fail(input, e),
-        };
-        let hist = run.stages.time(Stage::Kernel, || match pool {
-            Some(p) => p.gpus()[k % p.len()].histogram(&img.view()),
-            None => cpu::histogram(&img.view()),
-        });
-        let hist = match hist {
-            Ok(h) => h,
-            Err(e) => return run.fail(input, e),
-        };
-        let text = run.stages.time(Stage::Encode, || {
-            if json {
-                let channel = |c: usize| hist.channel(c).to_vec();
-                serde_json::json!({"file": input.display().to_string(), "width": img.width(), "height": img.height(),
-                    "red": channel(0), "green": channel(1), "blue": channel(2)})
-                .to_string()
-            } else {
-                let mut csv = String::from("bin,red,green,blue\n");
-                for b in 0..256 {
-                    csv.push_str(&format!(
-                        "{b},{},{},{}\n",
-                        hist.channel(0)[b],
-                        hist.channel(1)[b],
-                        hist.channel(2)[b]
-                    ));
-                }
-                csv
-            }
-        });
-        match run.stages.time(Stage::Write, || inputs::write_atomically(out, text.as_bytes())) {
-            Ok(()) => run.ok(),
-            Err(e) => run.fail(out, format!("cannot write: {e}")),
-        }
-    });
 }
 
 /// Formats nvJPEG encodes from device images.
@@ -672,6 +569,15 @@ fn into_new<Q: Pixel>(
         op(s, &src, &mut dst)?;
         Ok(dst)
     }
+}
+
+/// A JPEG of one component, from its header (a file that cannot be read is not: the
+/// JPEG path reports it).
+fn is_gray_jpeg(path: &Path) -> bool {
+    let header = std::fs::File::open(path)
+        .ok()
+        .and_then(|f| cuimg::limits::Header::read(&mut std::io::BufReader::with_capacity(4096, f)).ok());
+    header.is_some_and(|h| h.format == cuimg::limits::FileFormat::Jpeg && h.channels == 1)
 }
 
 fn is_jpeg(path: &Path) -> bool {
@@ -897,26 +803,30 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
         for k in 0..writers {
             report::spawn(scope, format!("writer {k}"), move || {
                 while let Some((out, bytes)) = next(write_rx, run) {
-                    match run.stages.time(Stage::Write, || inputs::write_atomically(&out, &bytes)) {
+                    match run.stages.time(Stage::Write, || run.policy.write(&out, &bytes)) {
                         Err(e) => run.fail(&out, format!("cannot write: {e}")),
-                        Ok(()) => run.ok(),
+                        Ok(()) => run.ok(&out),
                     }
                 }
             });
         }
         report::label_thread("reader".into());
+        // Each file checked from its header (nvJPEG is called on none over the limits) and
+        // admitted against the memory budget before it is read.
+        let bytes_per_pixel = S::CHANNELS as u32;
         for (k, chunk) in jobs.chunks(16).enumerate() {
-            let read: Vec<_> =
-                chunk.par_iter().map(|(input, _)| run.stages.time(Stage::Read, || std::fs::read(input))).collect();
+            let read: Vec<_> = chunk.par_iter().map(|(input, _)| run.read(input, bytes_per_pixel)).collect();
             for (j, bytes) in read.into_iter().enumerate() {
                 let i = k * 16 + j;
                 match bytes {
-                    Ok(b) => {
-                        if run.stages.span("wait to hand on", || file_tx.send((i, b))).is_err() {
+                    None => {}
+                    Some(Ok((_, b))) => {
+                        let sent = run.stages.span("wait to hand on", || file_tx.send((i, b)));
+                        if sent.is_err() {
                             return;
                         }
                     }
-                    Err(e) => run.fail(&jobs[i].0, format!("cannot read: {e}")),
+                    Some(Err(e)) => run.fail(&jobs[i].0, e),
                 }
             }
         }
@@ -969,12 +879,6 @@ fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
 fn decode_and_upload<S: GpuDecode>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> cuimg::Result<DeviceImage<S>> {
     let img = run.stages.time(Stage::Decode, || S::decode_on_cpu(raw, input))?;
     run.stages.time(Stage::Upload, || s.upload(&img.view()))
-}
-
-/// The next item of a queue several threads take from (timed as a wait); `None` once the
-/// queue is closed and empty.
-fn next<T>(queue: &Mutex<std::sync::mpsc::Receiver<T>>, run: &Run) -> Option<T> {
-    run.stages.span("wait for results", || queue.lock().unwrap_or_else(|e| e.into_inner()).recv().ok())
 }
 
 /// Up to `n` files from the reader (fewer only at the end); `None` when none are left.

@@ -5,7 +5,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -160,9 +159,9 @@ impl Stages {
         Some(s)
     }
 
-    /// The timeline as a Chrome trace (JSON).
-    pub fn write_trace(&self, path: &Path) -> std::io::Result<()> {
-        let Some(tl) = &self.timeline else { return Ok(()) };
+    /// The timeline as a Chrome trace (JSON), to be written by the output policy.
+    pub fn trace(&self) -> String {
+        let Some(tl) = &self.timeline else { return String::new() };
         let spans = tl.spans.lock().unwrap_or_else(|e| e.into_inner());
         let mut tids: BTreeMap<&str, usize> = BTreeMap::new();
         for (label, ..) in spans.iter() {
@@ -179,7 +178,7 @@ impl Stages {
             serde_json::json!({"name": name, "ph": "X", "pid": 1, "tid": tids[label.as_str()],
                 "ts": start.as_secs_f64() * 1e6, "dur": len.as_secs_f64() * 1e6})
         }));
-        std::fs::write(path, serde_json::json!({"traceEvents": events}).to_string())
+        serde_json::json!({"traceEvents": events}).to_string()
     }
 
     fn ms(&self, stage: Stage) -> f64 {
@@ -201,11 +200,17 @@ impl Stages {
         s
     }
 
-    /// The stage breakdown as an SVG bar chart.
-    pub fn plot(&self, path: &Path, device: &str) -> Result<(), Box<dyn std::error::Error>> {
+    /// The stage breakdown as an SVG bar chart, to be written by the output policy.
+    pub fn plot(&self, device: &str) -> Result<String, String> {
+        let mut svg = String::new();
+        self.draw(&mut svg, device).map_err(|e| e.to_string())?;
+        Ok(svg)
+    }
+
+    fn draw(&self, svg: &mut String, device: &str) -> Result<(), Box<dyn std::error::Error + '_>> {
         let values: Vec<f64> = STAGES.iter().map(|(s, _)| self.ms(*s)).collect();
         let top = values.iter().cloned().fold(1.0, f64::max) * 1.15;
-        let root = SVGBackend::new(path, (900, 420)).into_drawing_area();
+        let root = SVGBackend::with_string(svg, (900, 420)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(format!("cuimg stage times ({device})"), ("sans-serif", 18))

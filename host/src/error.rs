@@ -110,6 +110,16 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A file over one of the [`Limits`](crate::Limits) it was read or decoded with, found
+    /// from its header and length before anything the size of its image was allocated.
+    #[error("{path}: {what} is {size}, over the limit of {limit}; refused before decoding (see cuimg::Limits)")]
+    Limit { path: PathBuf, what: String, size: u64, limit: u64 },
+
+    /// A path that is not a regular file (a folder, a FIFO, a device, a socket): refused
+    /// before it is opened for reading, since reading one may never end.
+    #[error("{path} is not a regular file but {kind}")]
+    NotARegularFile { path: PathBuf, kind: String },
+
     /// A file could not be decoded as an image.
     #[error("could not decode {path}: {source}")]
     Decode {

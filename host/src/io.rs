@@ -6,6 +6,7 @@ use image::{DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
 
 use crate::error::{Error, Result};
 use crate::image::Image;
+use crate::limits::{Header, Limits};
 use crate::pixel::{Gray8, La8, Pixel, Rgb8, Rgba8};
 
 /// A real photograph embedded in the crate (a cat, 451x300, CC0, from scikit-image's sample
@@ -31,22 +32,26 @@ enum Depth {
     RoundTo8,
 }
 
-fn decode(bytes: &[u8], path: &Path, depth: Depth) -> Result<DynamicImage> {
+fn decode(bytes: &[u8], path: &Path, depth: Depth, limits: &Limits, bytes_per_pixel: u32) -> Result<DynamicImage> {
     let failed = |source: image::ImageError| Error::Decode { path: path.into(), source: source.into() };
     if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(bytes) {
         // The `image` crate's JPEG decoder returns a truncated file as an image, with zeros
         // where the data ends: refuse it instead of handing out a corrupt picture.
-        return Err(failed(image::ImageError::Decoding(image::error::DecodingError::new(
+        return Err(failed(decoding_error(
             image::ImageFormat::Jpeg.into(),
             "truncated JPEG: the data ends before its end-of-image marker",
-        ))));
+        )));
     }
+    // The header before any decoder: a decoder allocates from what it claims.
+    let header =
+        Header::parse(bytes).map_err(|why| failed(decoding_error(image::error::ImageFormatHint::Unknown, why)))?;
+    limits.check(&header, bytes.len() as u64, bytes_per_pixel, path)?;
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| failed(image::ImageError::IoError(e)))?;
-    let mut limits = image::Limits::default();
-    limits.max_alloc = Some(decode_limit());
-    reader.limits(limits);
+    let mut image_limits = image::Limits::default();
+    image_limits.max_alloc = Some(limits.max_image_bytes);
+    reader.limits(image_limits);
     let mut decoder = reader.into_decoder().map_err(failed)?;
     let color = image::ImageDecoder::color_type(&decoder);
     let bits = bits_per_sample(color);
@@ -57,13 +62,6 @@ fn decode(bytes: &[u8], path: &Path, depth: Depth) -> Result<DynamicImage> {
             path.display()
         )));
     }
-    // `ImageReader::decode` checks the limit against the header's size; decoding through
-    // the decoder (for its orientation) must do it here, before any pixel is allocated.
-    if image::ImageDecoder::total_bytes(&decoder) > decode_limit() {
-        return Err(failed(image::ImageError::Limits(image::error::LimitError::from_kind(
-            image::error::LimitErrorKind::InsufficientMemory,
-        ))));
-    }
     // EXIF orientation (phone photos): applied, so the pixels come upright. A file whose
     // orientation cannot be read is taken as it is stored.
     let orientation =
@@ -73,36 +71,128 @@ fn decode(bytes: &[u8], path: &Path, depth: Depth) -> Result<DynamicImage> {
     Ok(img)
 }
 
-/// Bytes one decode may allocate, by default: the 4 GiB the kernels take in one image, and
-/// a little for the decoder's own buffers. The `image` crate's own default is 512 MiB.
-pub const DEFAULT_DECODE_LIMIT: u64 = (4 << 30) + (64 << 20);
-
-static DECODE_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(DEFAULT_DECODE_LIMIT);
-
-/// Sets how many bytes a decode may allocate (for every later `load_*` and `decode_*`, in
-/// every thread). A file that needs more is refused with [`Error::Decode`] before its pixels
-/// are allocated: this is what keeps a header claiming 60000x60000 pixels cheap.
-///
-/// ```
-/// let png = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Png).unwrap();
-/// cuimg::io::set_decode_limit(1000); // bytes
-/// assert!(cuimg::io::decode_rgb(&png, "sample.png".as_ref()).is_err());
-/// cuimg::io::set_decode_limit(cuimg::io::DEFAULT_DECODE_LIMIT);
-/// assert!(cuimg::io::decode_rgb(&png, "sample.png".as_ref()).is_ok());
-/// ```
-pub fn set_decode_limit(bytes: u64) {
-    DECODE_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The current decode limit in bytes ([`set_decode_limit`]).
-pub fn decode_limit() -> u64 {
-    DECODE_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
+fn decoding_error(format: image::error::ImageFormatHint, why: impl Into<String>) -> image::ImageError {
+    image::ImageError::Decoding(image::error::DecodingError::new(format, why.into()))
 }
 
 pub use crate::jpeg::is_complete as jpeg_is_complete;
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })
+/// Reads a file for an image that will be held at `bytes_per_pixel` (3 for [`Rgb8`]), after
+/// checking it: a path that is not a regular file (a FIFO, a device, a folder) is refused
+/// with [`Error::NotARegularFile`] before it is opened for reading; then its length and its
+/// header, read alone, must be within `limits` ([`Error::Limit`]) and name a PNG or JPEG
+/// ([`Error::Decode`]); only then is the file read in full. Returns the header with the
+/// bytes.
+///
+/// ```
+/// use cuimg::{Limits, io::read_checked};
+/// let path = std::env::temp_dir().join(format!("cuimg-doc-read-{}.png", std::process::id()));
+/// cuimg::io::save(&cuimg::io::sample_rgb(), &path).unwrap();
+/// let (header, bytes) = read_checked(&path, 3, &Limits::default()).unwrap();
+/// assert_eq!((header.width, header.height), (451, 300));
+/// let small = Limits::default().with_max_image_bytes(1000);
+/// assert!(matches!(read_checked(&path, 3, &small), Err(cuimg::Error::Limit { .. })));
+/// std::fs::remove_file(&path).unwrap();
+/// # drop(bytes);
+/// ```
+pub fn read_checked(path: impl AsRef<Path>, bytes_per_pixel: u32, limits: &Limits) -> Result<(Header, Vec<u8>)> {
+    let file = CheckedFile::open(path, bytes_per_pixel, limits)?;
+    let header = file.header;
+    Ok((header, file.read()?))
+}
+
+/// A file opened and checked as [`read_checked`] does, before it is read in full: its
+/// header and length tell what reading and decoding it will take (the `cuimg` tool admits
+/// it against its memory budget in between).
+///
+/// ```
+/// use cuimg::{Limits, io::CheckedFile};
+/// let path = std::env::temp_dir().join(format!("cuimg-doc-checked-{}.png", std::process::id()));
+/// cuimg::io::save(&cuimg::io::sample_rgb(), &path).unwrap();
+/// let file = CheckedFile::open(&path, 3, &Limits::default()).unwrap();
+/// assert_eq!((file.header.width, file.header.height, file.header.channels), (451, 300, 3));
+/// let bytes = file.read().unwrap();
+/// assert!(cuimg::io::decode_rgb(&bytes, &path).is_ok());
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct CheckedFile {
+    /// What the header says.
+    pub header: Header,
+    /// The file's length in bytes.
+    pub len: u64,
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    max_file_bytes: u64,
+}
+
+impl CheckedFile {
+    /// Opens and checks a file, reading its header alone (see [`read_checked`]).
+    pub fn open(path: impl AsRef<Path>, bytes_per_pixel: u32, limits: &Limits) -> Result<CheckedFile> {
+        let path = path.as_ref();
+        let io = |source: std::io::Error| Error::Io { path: path.into(), source };
+        regular_file(path, &std::fs::metadata(path).map_err(io)?)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            // Opening a FIFO for reading waits for a writer; swapped in after the check
+            // above, it is opened without waiting and refused by the check below.
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let mut file = options.open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        regular_file(path, &meta)?;
+        let header =
+            Header::read(&mut std::io::BufReader::with_capacity(4096, &mut file)).map_err(|why| Error::Decode {
+                path: path.into(),
+                source: decoding_error(image::error::ImageFormatHint::Unknown, why).into(),
+            })?;
+        limits.check(&header, meta.len(), bytes_per_pixel, path)?;
+        Ok(CheckedFile { header, len: meta.len(), file, path: path.into(), max_file_bytes: limits.max_file_bytes })
+    }
+
+    /// The whole file. One that grew past the limit since it was opened is refused.
+    pub fn read(mut self) -> Result<Vec<u8>> {
+        use std::io::{Read, Seek};
+        let io = |source: std::io::Error| Error::Io { path: self.path.clone(), source };
+        self.file.rewind().map_err(io)?;
+        let mut bytes = Vec::with_capacity(self.len as usize);
+        (&mut self.file).take(self.max_file_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+        if bytes.len() as u64 > self.max_file_bytes {
+            return Err(Error::Limit {
+                path: self.path,
+                what: "the file (grown while read)".into(),
+                size: bytes.len() as u64,
+                limit: self.max_file_bytes,
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+/// `Err(NotARegularFile)` unless `meta` is a regular file's.
+fn regular_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    let kind = {
+        use std::os::unix::fs::FileTypeExt;
+        match () {
+            _ if t.is_fifo() => "a FIFO (named pipe)",
+            _ if t.is_char_device() => "a character device",
+            _ if t.is_block_device() => "a block device",
+            _ if t.is_socket() => "a socket",
+            _ if t.is_dir() => "a folder",
+            _ => "not a file",
+        }
+    };
+    #[cfg(not(unix))]
+    let kind = if t.is_dir() { "a folder" } else { "not a file" };
+    Err(Error::NotARegularFile { path: path.into(), kind: kind.into() })
 }
 
 /// Bits per channel of an encoded image, from its header alone (no pixels decoded): 8 for
@@ -146,7 +236,28 @@ pub fn convert_to_8bit(img: &image::DynamicImage) -> image::DynamicImage {
 /// of more than 8 bits per channel are refused with [`Error::UnsupportedFormat`]:
 /// [`decode_converted`] rounds them to 8 bits instead.
 pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
-    decode_as(bytes, name, Depth::Refuse)
+    decode_with(bytes, name, &Limits::default())
+}
+
+/// Decodes PNG or JPEG bytes to `P` within `limits` (checked from the header before any
+/// pixel is allocated, against the bytes `P` takes: [`Error::Limit`]), upright; samples of
+/// more than 8 bits are refused as by [`decode_rgb`].
+///
+/// ```
+/// use cuimg::{Limits, Rgb8, io::decode_with};
+/// let png = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Png).unwrap();
+/// let name = std::path::Path::new("cat.png");
+/// assert!(decode_with::<Rgb8>(&png, name, &Limits::default()).is_ok());
+/// let small = Limits::default().with_max_image_bytes(1000);
+/// assert!(matches!(decode_with::<Rgb8>(&png, name, &small), Err(cuimg::Error::Limit { .. })));
+/// ```
+pub fn decode_with<P: Encode>(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<P>> {
+    decode_as(bytes, name, Depth::Refuse, limits)
+}
+
+/// [`decode_converted`] within `limits`, as [`decode_with`].
+pub fn decode_converted_with<P: Encode>(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<P>> {
+    decode_as(bytes, name, Depth::RoundTo8, limits)
 }
 
 /// Decodes a file to gray. A JPEG gives its luma plane, decoded without converting its color
@@ -168,10 +279,15 @@ pub fn decode_rgb(bytes: &[u8], name: &Path) -> Result<Image<Rgb8>> {
 /// assert!(apart <= Some(8));
 /// ```
 pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
+    decode_luma_with(bytes, name, &Limits::default())
+}
+
+/// [`decode_luma`] within `limits`, as [`decode_with`].
+pub fn decode_luma_with(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<Gray8>> {
     use zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions};
     if !bytes.starts_with(&[0xFF, 0xD8]) || !crate::jpeg::first_component_is_luma(bytes) || !jpeg_is_complete(bytes) {
         // (A cut JPEG is refused there, with the message every path gives.)
-        let rgb = decode_rgb(bytes, name)?;
+        let rgb = decode_with::<Rgb8>(bytes, name, limits)?;
         return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
     }
     let failed = |why: String| Error::Decode {
@@ -184,13 +300,12 @@ pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
         .set_strict_mode(false)
         .set_max_width(usize::MAX)
         .set_max_height(usize::MAX);
+    // The limits before any pixel is allocated (a header may claim 65535 x 65535).
+    let header = Header::parse(bytes).map_err(&failed)?;
+    limits.check(&header, bytes.len() as u64, 1, name)?;
     let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
     decoder.decode_headers().map_err(|e| failed(format!("{e:?}")))?;
     let (w, h) = decoder.dimensions().ok_or_else(|| failed("no frame header".into()))?;
-    // The limit before any pixel is allocated (a header may claim 65535 x 65535).
-    if w as u64 * h as u64 > decode_limit() {
-        return Err(failed(format!("{w} x {h} is over the decode limit of {} bytes", decode_limit())));
-    }
     let pixels = decoder.decode().map_err(|e| failed(format!("{e:?}")))?;
     let orientation = decoder
         .exif()
@@ -233,11 +348,11 @@ pub fn jpeg_orientation(bytes: &[u8]) -> Option<image::metadata::Orientation> {
 /// assert_eq!(img.dimensions(), (3, 2));
 /// ```
 pub fn decode_converted<P: Encode>(bytes: &[u8], name: &Path) -> Result<Image<P>> {
-    decode_as(bytes, name, Depth::RoundTo8)
+    decode_as(bytes, name, Depth::RoundTo8, &Limits::default())
 }
 
-fn decode_as<P: Encode>(bytes: &[u8], name: &Path, depth: Depth) -> Result<Image<P>> {
-    Ok(P::from_dynamic(decode(bytes, name, depth)?))
+fn decode_as<P: Encode>(bytes: &[u8], name: &Path, depth: Depth, limits: &Limits) -> Result<Image<P>> {
+    Ok(P::from_dynamic(decode(bytes, name, depth, limits, P::CHANNELS as u32)?))
 }
 
 /// Reads a file as RGB, upright (its EXIF orientation applied). A file that cannot be read
@@ -286,7 +401,8 @@ pub fn load_converted<P: Encode>(path: impl AsRef<Path>) -> Result<Image<P>> {
 }
 
 fn load_as<P: Encode>(path: &Path, depth: Depth) -> Result<Image<P>> {
-    decode_as(&read(path)?, path, depth)
+    let limits = Limits::default();
+    decode_as(&read_checked(path, P::CHANNELS as u32, &limits)?.1, path, depth, &limits)
 }
 
 /// Formats the `image` crate reads into and writes from an [`Image`].

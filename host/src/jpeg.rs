@@ -488,6 +488,8 @@ pub struct Jpeg {
     batched: Mutex<Batched>,
     sm: Mutex<Option<SmDecoder>>,
     encoder: Mutex<Option<(State, State)>>,
+    /// What a file may claim: checked from its header before nvJPEG sees it.
+    limits: Mutex<crate::Limits>,
 }
 
 /// A hardware codec's batched decoder state, and the page-locked buffer its files are
@@ -604,6 +606,7 @@ impl Jpeg {
             }),
             sm: Mutex::new(None),
             encoder: Mutex::new(None),
+            limits: Mutex::new(crate::Limits::default()),
         }))
     }
 
@@ -620,7 +623,44 @@ impl Jpeg {
     /// this one's library handle, which is slow to make (tens of milliseconds and more),
     /// and has states of its own, so the two never wait for each other.
     pub fn another(&self) -> Result<Arc<Jpeg>> {
-        Jpeg::on(self.owner.clone(), self.hardware)
+        self.inherit(Jpeg::on(self.owner.clone(), self.hardware))
+    }
+
+    /// A new codec of this one's with this one's limits.
+    fn inherit(&self, codec: Result<Arc<Jpeg>>) -> Result<Arc<Jpeg>> {
+        codec.inspect(|c| c.set_limits(self.limits()))
+    }
+
+    /// Sets what a file may claim before nvJPEG is called on it (the same checks as the CPU
+    /// decoders of `cuimg::io`: the decoded size in the output's format, and the pixels per
+    /// byte of coded data): a file over them is [`Error::Limit`]. Codecs made later by
+    /// [`Jpeg::another`] take them over.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// # let Ok(jpeg) = cuimg::jpeg::Jpeg::new(&gpu) else { return Ok(()) };
+    /// let bytes = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Jpeg { quality: 90 })?;
+    /// jpeg.set_limits(cuimg::Limits::default().with_max_image_bytes(1000));
+    /// let stream = gpu.stream()?;
+    /// assert!(matches!(jpeg.decode_rgb(&stream, &bytes), Err(cuimg::Error::Limit { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub fn set_limits(&self, limits: crate::Limits) {
+        *self.limits.lock().unwrap_or_else(|e| e.into_inner()) = limits;
+    }
+
+    /// The limits files are checked against ([`Jpeg::set_limits`]).
+    pub fn limits(&self) -> crate::Limits {
+        *self.limits.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a whole JPEG is within the limits, for an output of `bytes_per_pixel`.
+    fn within_limits(&self, bytes: &[u8], bytes_per_pixel: u32) -> Result<()> {
+        let name = std::path::Path::new("<JPEG bytes>");
+        let header = crate::limits::Header::parse(bytes)
+            .map_err(|why| Error::Nvjpeg { what: format!("reading the header ({why})"), status: 0 })?;
+        self.limits().check(&header, bytes.len() as u64, bytes_per_pixel, name)
     }
 
     /// Another codec on this one's library handle that never uses the hardware decoder: it
@@ -629,7 +669,7 @@ impl Jpeg {
     /// they need no handle of their own: making one took 64 to 273 ms on the H100, and nvJPEG
     /// makes one handle at a time.
     pub fn another_without_hardware(&self) -> Result<Arc<Jpeg>> {
-        Jpeg::on(self.owner.clone(), false)
+        self.inherit(Jpeg::on(self.owner.clone(), false))
     }
 
     /// True when the hardware JPEG decoder's backend is in use.
@@ -661,6 +701,7 @@ impl Jpeg {
         if !is_complete(bytes) {
             return Err(truncated());
         }
+        self.within_limits(bytes, 3)?;
         let (w, h, n) = self.info(bytes)?;
         if n == 1 {
             let mut img = stream.alloc_for_output::<Gray8>(w, h)?;
@@ -703,6 +744,7 @@ impl Jpeg {
         if !is_complete(bytes) {
             return Err(truncated());
         }
+        self.within_limits(bytes, P::CHANNELS as u32)?;
         self.decode_whole(stream, bytes)
     }
 
@@ -874,6 +916,8 @@ impl Jpeg {
             .map(|bytes| {
                 if !is_complete(bytes) {
                     Err(truncated())
+                } else if let Err(e) = self.within_limits(bytes, P::CHANNELS as u32) {
+                    Err(e)
                 } else if baseline_color_or_gray(bytes) && P::decodes_directly(bytes) {
                     self.info(bytes).map(|(w, h, _)| Some((w, h)))
                 } else {

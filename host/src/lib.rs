@@ -43,6 +43,7 @@ mod image_crate;
 #[cfg(feature = "io")]
 pub mod io;
 pub mod jpeg;
+pub mod limits;
 pub mod ops;
 pub mod par;
 pub mod pipeline;
@@ -54,6 +55,7 @@ pub use crate::error::{Error, Result, Source};
 pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
 #[cfg(feature = "io")]
 pub use crate::image_crate::DynamicView;
+pub use crate::limits::Limits;
 pub use crate::ops::clahe::Clahe;
 pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::gather::GatherCheck;

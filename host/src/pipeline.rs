@@ -158,6 +158,9 @@ pub struct Report {
     pub host_out: Duration,
     /// Images per GPU, by pool order.
     pub per_gpu: Vec<usize>,
+    /// Why worker threads could not start (their streams or buffers), when others did and
+    /// took their share of the images.
+    pub worker_errors: Vec<String>,
 }
 
 impl Report {
@@ -226,6 +229,8 @@ pub struct Pipeline {
     gpus: Vec<Gpu>,
     depth: usize,
     threads: usize,
+    /// Workers that fail to start, as when their streams cannot be made (test builds).
+    failing: usize,
 }
 
 /// Device time of one image's stages, from its slot's events, and host time around them.
@@ -265,7 +270,8 @@ struct Buffers<P: Pixel, Q: Pixel> {
 /// A bounded multi-consumer queue of work: the reader pushes (waiting while it is full),
 /// workers pop without holding the lock while they wait.
 struct WorkQueue<T> {
-    state: Mutex<(VecDeque<T>, bool)>,
+    /// The items, whether the feeder is done, and whether the workers are all gone.
+    state: Mutex<(VecDeque<T>, bool, bool)>,
     not_empty: Condvar,
     not_full: Condvar,
     cap: usize,
@@ -281,24 +287,38 @@ enum Pop<T> {
 impl<T> WorkQueue<T> {
     fn new(cap: usize) -> WorkQueue<T> {
         WorkQueue {
-            state: Mutex::new((VecDeque::new(), false)),
+            state: Mutex::new((VecDeque::new(), false, false)),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             cap,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<T>, bool)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<T>, bool, bool)> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn push(&self, item: T) {
+    /// Queues `item`, waiting while the queue is full; false (the item dropped) once no
+    /// worker is left to take it.
+    fn push(&self, item: T) -> bool {
         let mut st = self.lock();
-        while st.0.len() >= self.cap {
+        while st.0.len() >= self.cap && !st.2 {
             st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        if st.2 {
+            return false;
         }
         st.0.push_back(item);
         self.not_empty.notify_one();
+        true
+    }
+
+    /// No worker is left: what is queued is dropped, and pushes fail from now on.
+    fn abandon(&self) {
+        let mut st = self.lock();
+        st.2 = true;
+        st.0.clear();
+        self.not_full.notify_all();
     }
 
     fn close(&self) {
@@ -379,7 +399,7 @@ impl Pipeline {
     /// threads and 2 to 4 slots on the lent H100 (more threads contend for host memory
     /// bandwidth with the copies; see docs/BENCHMARKS.md).
     fn on_gpus(gpus: Vec<Gpu>) -> Pipeline {
-        Pipeline { gpus, depth: 2, threads: 2 }
+        Pipeline { gpus, depth: 2, threads: 2, failing: 0 }
     }
 
     /// Slots (streams, each with its own buffers) per worker thread: 2 or more keep copies
@@ -395,10 +415,21 @@ impl Pipeline {
         self
     }
 
+    /// The first `n` worker threads fail to start, as when their streams cannot be made
+    /// (test builds only: feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
+    pub fn fail_workers_for_tests(mut self, n: usize) -> Pipeline {
+        self.failing = n;
+        self
+    }
+
     /// Runs `op` on every image of `inputs` (`op` gets the uploaded image and an output of
     /// the same size, on the slot's stream), and calls `sink` with each result in input
     /// order. An image whose operation fails reaches `sink` as its `Err`; the others go on.
-    /// Returns the run's [`Report`]; `Err` only when a GPU cannot set up its slots.
+    /// Returns the run's [`Report`]. Workers that cannot start (their streams or buffers)
+    /// leave the images to the others, and [`Report::worker_errors`] says why; when none
+    /// can start, the run returns at once with the first one's error, having passed no image
+    /// to `sink` (and dropped the rest of `inputs` unread).
     ///
     /// The inputs may be owned images or references (`&Image<P>`), so a caller that holds
     /// its images need not copy them first.
@@ -418,16 +449,22 @@ impl Pipeline {
         // collector holds back for order.
         let window = Window { free: Mutex::new(4 * lanes + self.gpus.len()), cv: Condvar::new() };
         let work = WorkQueue::<(usize, T)>::new(lanes);
+        // Workers still running: the last to end abandons the queue, so a feeder whose
+        // workers all failed to start never waits for room in it.
+        let live = std::sync::atomic::AtomicUsize::new(self.gpus.len() * self.threads);
         let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, usize, Result<Image<Q>>, SlotTimes)>();
         let mut report = Report { per_gpu: vec![0; self.gpus.len()], ..Report::default() };
         let inputs = inputs.into_iter();
         let setup: Vec<Result<()>> = std::thread::scope(|scope| {
             let window = &window;
             let work = &work;
+            let live = &live;
             scope.spawn(move || {
                 for (i, img) in inputs.enumerate() {
                     window.acquire();
-                    work.push((i, img));
+                    if !work.push((i, img)) {
+                        break; // no worker is left
+                    }
                 }
                 work.close();
             });
@@ -436,9 +473,23 @@ impl Pipeline {
                 .iter()
                 .enumerate()
                 .flat_map(|(g, gpu)| std::iter::repeat_n((g, gpu), self.threads))
-                .map(|(g, gpu)| {
+                .enumerate()
+                .map(|(k, (g, gpu))| {
                     let (done_tx, op) = (done_tx.clone(), &op);
-                    scope.spawn(move || worker::<P, Q, T, F>(gpu, g, self.depth, work, done_tx, op))
+                    let fail = k < self.failing;
+                    scope.spawn(move || {
+                        let r = match fail {
+                            true => Err(Error::InvalidParameter {
+                                what: "pipeline worker".into(),
+                                why: "made to fail by a test (Pipeline::fail_workers_for_tests)".into(),
+                            }),
+                            false => worker::<P, Q, T, F>(gpu, g, self.depth, work, done_tx, op),
+                        };
+                        if live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+                            work.abandon();
+                        }
+                        r
+                    })
                 })
                 .collect();
             drop(done_tx);
@@ -465,7 +516,12 @@ impl Pipeline {
             }
             workers.into_iter().map(|w| w.join().expect("a pipeline worker panicked")).collect()
         });
-        setup.into_iter().collect::<Result<Vec<()>>>()?;
+        let started = setup.iter().filter(|r| r.is_ok()).count();
+        let mut errors = setup.into_iter().filter_map(|r| r.err());
+        if started == 0 {
+            return Err(errors.next().expect("no worker started, so one failed"));
+        }
+        report.worker_errors = errors.map(|e| e.to_string()).collect();
         report.wall = start.elapsed();
         Ok(report)
     }

@@ -1,8 +1,8 @@
 //! The command-line tool's file paths: any INPUTS (file names, folders, glob patterns, odd
 //! bytes) and any output extension, in a sandbox folder. Expanding them never panics; every
-//! input file becomes exactly one job or one problem; no job writes over an input or over
-//! another job's output, and every output lies in the output folder; writing an output goes
-//! through a temporary file that never stays behind.
+//! input file becomes exactly one job or one problem; no job writes over an input, over an
+//! existing file or over another job's output, and every output lies in the output folder;
+//! writing an output goes through a temporary file that never stays behind.
 #![no_main]
 
 use std::collections::HashSet;
@@ -13,6 +13,8 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../../../cli/src/inputs.rs"]
 mod inputs;
+#[path = "../../../cli/src/outputs.rs"]
+mod outputs;
 
 /// A folder with a few images, a subfolder and a file that is not an image; made once, in
 /// the fuzz crate's ignored target folder.
@@ -49,32 +51,31 @@ fuzz_target!(|data: &[u8]| {
         assert!(f.exists(), "expand named a file that is not there: {}", f.display());
     }
     let out = dir.join(if data.first() == Some(&b'i') { "in" } else { "out" });
-    let (jobs, problems) = inputs::outputs(&files, &out, ext.as_deref().filter(|e| !e.is_empty()));
-    assert_eq!(jobs.len() + problems.len(), files.len(), "every file a job or a problem");
-    let canonical: HashSet<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
-    let out_dir = out.canonicalize().unwrap();
+    let (policy, kept, unresolved) = outputs::Policy::new(files.clone(), false, false);
+    assert!(kept.len() + unresolved.len() <= files.len());
+    let (jobs, problems) = policy.plan(&kept, &out, ext.as_deref().filter(|e| !e.is_empty()));
+    assert_eq!(jobs.len() + problems.len(), kept.len(), "every file a job or a problem");
+    let ids: HashSet<outputs::FileId> = kept.iter().map(|f| outputs::file_id(f).unwrap()).collect();
     let mut targets = HashSet::new();
     for (input, target) in &jobs {
-        assert!(!canonical.contains(target), "{} would overwrite an input", target.display());
+        assert!(!outputs::file_id(target).is_ok_and(|id| ids.contains(&id)), "{} would overwrite an input", target.display());
+        assert!(!target.exists(), "{} exists and would be replaced", target.display());
         assert!(targets.insert(target.clone()), "two jobs write {}", target.display());
-        assert_eq!(target.parent(), Some(out_dir.as_path()), "{} is outside the output folder", target.display());
-        assert!(files.contains(input));
+        assert_eq!(target.parent(), Some(out.as_path()), "{} is outside the output folder", target.display());
+        assert!(kept.contains(input));
     }
     // A write through a temporary file, to a name made of the input: the file holds the
-    // bytes, or the write failed and left nothing behind.
-    let name: String = text.chars().filter(|c| *c != '\0').take(40).collect();
-    let target = dir.join("out").join(if name.is_empty() { "x" } else { &name });
-    match inputs::write_atomically(&target, data) {
-        Ok(()) => {
-            assert_eq!(std::fs::read(&target).unwrap(), data);
-            let _ = std::fs::remove_file(&target);
-        }
-        Err(_) => {}
+    // bytes, or the claim or the write failed and left nothing behind.
+    let name: String = text.chars().filter(|c| *c != '\0' && *c != '/').take(40).collect();
+    let target = dir.join("out").join(if name.is_empty() || name == "." || name == ".." { "x" } else { &name });
+    if policy.claim(&target).is_ok() && policy.write(&target, data).is_ok() {
+        assert_eq!(std::fs::read(&target).unwrap(), data);
+        let _ = std::fs::remove_file(&target);
     }
     let left: Vec<_> = std::fs::read_dir(dir.join("out"))
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".cuimg-tmp"))
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".cuimg-"))
         .collect();
     assert!(left.is_empty(), "a temporary file stayed behind");
 });

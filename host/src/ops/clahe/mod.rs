@@ -19,6 +19,17 @@ mod gpu;
 
 use cuimg_abi::clahe::{Geometry, Tiles};
 
+/// Bytes of tables a tile takes on the GPU, per channel: a 256-bin `u32` histogram, its
+/// counter and its 256-byte table (the CPU takes the table alone).
+pub const TABLE_BYTES_PER_TILE: u64 = 256 * 4 + 4 + 256;
+/// The tables may take at most this many bytes per pixel of the image, and
+/// [`FREE_TABLE_BYTES`] more: past it, [`Error::TooLarge`] before anything is allocated.
+/// A tile then holds at least 160 pixels unless the tables are small anyway; OpenCV's
+/// default 8x8 grid fits any image of 64 pixels or more.
+pub const MAX_TABLE_BYTES_PER_PIXEL: u64 = 8;
+/// Tables of this size are always allowed (1 MiB: 816 tiles).
+pub const FREE_TABLE_BYTES: u64 = 1 << 20;
+
 use crate::error::{Error, Result};
 
 /// CLAHE's parameters, as OpenCV's `createCLAHE` takes them.
@@ -80,6 +91,20 @@ impl Clahe {
             return Err(Error::InvalidParameter {
                 what: "CLAHE tile grid".into(),
                 why: format!("{tx}x{ty} tiles do not fit a {width}x{height} image (at most one tile per pixel)"),
+            });
+        }
+        // The tables never outgrow the image: a grid of one tile per pixel on a 12-megapixel
+        // photo asked for 3.1 GB of them.
+        let tables = u64::from(tx) * u64::from(ty) * TABLE_BYTES_PER_TILE;
+        let allowed = MAX_TABLE_BYTES_PER_PIXEL * u64::from(width) * u64::from(height) + FREE_TABLE_BYTES;
+        if tables > allowed {
+            return Err(Error::TooLarge {
+                what: format!(
+                    "CLAHE's tables for a {tx}x{ty} grid on a {width}x{height} image ({TABLE_BYTES_PER_TILE} bytes a tile, \
+                     at most {MAX_TABLE_BYTES_PER_PIXEL} a pixel and 1 MiB); use fewer tiles"
+                ),
+                size: tables,
+                limit: allowed,
             });
         }
         Geometry::new(width, height, tx, ty, self.clip_limit).ok_or_else(|| Error::TooLarge {

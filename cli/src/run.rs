@@ -1,0 +1,125 @@
+//! One run's shared state: its jobs and how each ended, its limits and memory budget, its
+//! stage times and its progress; and the stop flag that SIGINT and SIGTERM set.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+
+use indicatif::ProgressBar;
+
+use crate::budget;
+use crate::inputs::{Job, Problem};
+use crate::outputs::Policy;
+use crate::report::{Stage, Stages};
+use cuimg::limits::Header;
+
+/// Set by the first SIGINT or SIGTERM: no new file is read; the files in flight finish.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Everything one run shares between its threads.
+pub struct Run<'a> {
+    pub stages: Stages,
+    pub progress: ProgressBar,
+    pub failures: Mutex<Vec<Problem>>,
+    pub done: AtomicUsize,
+    pub policy: &'a Policy,
+    pub limits: cuimg::Limits,
+    pub budget: budget::Budget,
+    /// Why the run stopped taking files before the end (a stage that could not start).
+    pub halted: Mutex<Option<String>>,
+    /// Each job's input and output path to its index.
+    pub index: HashMap<&'a Path, usize>,
+    /// Whether each job has ended (written or failed): each ends once.
+    pub ended: Vec<AtomicBool>,
+    /// `gray` takes a JPEG's luma plane (`CUIMG_GRAY_VIA_RGB=1`: decoded to RGB, converted).
+    pub luma: bool,
+}
+
+impl Run<'_> {
+    /// Reports a failure. A job's (named by its input or output) ends with it, and lets go
+    /// of its memory.
+    pub fn fail(&self, path: &Path, why: impl std::fmt::Display) {
+        if let Some(&i) = self.index.get(path) {
+            if self.ended[i].swap(true, Relaxed) {
+                return;
+            }
+            self.budget.release(i);
+        }
+        let why = why.to_string();
+        // The library's errors name the file already: said once.
+        let shown = path.display().to_string();
+        let line = if why.contains(&shown) { why.clone() } else { format!("{shown}: {why}") };
+        self.progress.suspend(|| eprintln!("error: {line}"));
+        self.failures.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_path_buf(), why));
+        self.progress.inc(1);
+    }
+
+    /// A job's output is written.
+    pub fn ok(&self, out: &Path) {
+        if let Some(&i) = self.index.get(out) {
+            if self.ended[i].swap(true, Relaxed) {
+                return;
+            }
+            self.budget.release(i);
+        }
+        self.done.fetch_add(1, Relaxed);
+        self.progress.inc(1);
+    }
+
+    /// Reads job `i`'s input after checking its header against the limits (for an image
+    /// held at `bytes_per_pixel`) and admitting its work against the memory budget. `None`
+    /// once the run is stopping: the job is left for [`Run::unfinished`].
+    pub fn read(&self, input: &Path, bytes_per_pixel: u32) -> Option<cuimg::Result<(Header, Vec<u8>)>> {
+        if STOP.load(Relaxed) || self.halted().is_some() {
+            return None;
+        }
+        let i = self.index[input];
+        let file = match self
+            .stages
+            .span("read header", || cuimg::io::CheckedFile::open(input, bytes_per_pixel, &self.limits))
+        {
+            Ok(f) => f,
+            Err(e) => return Some(Err(e)),
+        };
+        let cost = budget::cost(&file.header, file.len, bytes_per_pixel);
+        if cost > self.budget.cap() {
+            return Some(Err(cuimg::Error::Limit {
+                path: input.into(),
+                what: "the memory its work needs (the run's budget is --memory)".into(),
+                size: cost,
+                limit: self.budget.cap(),
+            }));
+        }
+        if self.stages.span("wait for memory", || self.budget.admit(i, cost, &STOP)).is_err() {
+            return None; // stopping
+        }
+        let header = file.header;
+        Some(self.stages.time(Stage::Read, || file.read()).map(|bytes| (header, bytes)))
+    }
+
+    /// A warning about one file (what it lost), printed above the progress bar.
+    pub fn warn(&self, path: &Path, what: &str) {
+        self.progress.suspend(|| eprintln!("warning: {}: {what}", path.display()));
+    }
+
+    /// Stops the reading of files, for `why` (the first reason is kept).
+    pub fn halt(&self, why: String) {
+        let mut halted = self.halted.lock().unwrap_or_else(|e| e.into_inner());
+        if halted.is_none() {
+            self.progress.suspend(|| eprintln!("error: {why}"));
+            *halted = Some(why);
+        }
+    }
+
+    pub fn halted(&self) -> Option<String> {
+        self.halted.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Ends every job that has not ended, with `why`.
+    pub fn unfinished(&self, jobs: &[Job], why: &str) {
+        for (input, _) in jobs {
+            self.fail(input, why);
+        }
+    }
+}
