@@ -196,6 +196,13 @@ fn staged_uploads_are_each_their_own_image() {
     assert_same(&s.download_batch(&batch).unwrap()[0], &want[0], "the batch between them");
     let empty = Image::<Rgb8>::new(0, 0);
     assert!(matches!(s.upload_staged(&empty.view()).unwrap_err(), Error::EmptyImage { .. }));
+    // Larger than the staging cap: through it in bands of rows (the last one short), then a
+    // small image again on the same buffer.
+    let big = random::<Rgb8>(4801, 4799, 952);
+    assert!(big.as_bytes().len() > cuimg::runtime::STAGED_CHUNK_BYTES);
+    let (dev_big, dev_small) = (s.upload_staged(&big.view()).unwrap(), s.upload_staged(&want[0].view()).unwrap());
+    assert_same(&s.download(&dev_big).unwrap(), &big, "an upload in bands");
+    assert_same(&s.download(&dev_small).unwrap(), &want[0], "a small one after it");
 }
 
 /// Bad batches get typed errors and launch nothing; the stream works afterwards.

@@ -14,6 +14,10 @@ use crate::inputs::Job;
 use crate::report::Stage;
 use crate::run::Run;
 
+/// The page-locked buffers a pipeline slot keeps between images, at most (the run's
+/// constant beside its budget: 2 threads of 2 slots on each GPU).
+pub const KEEP_BUFFERS: usize = 64 << 20;
+
 /// Where each output goes in which format.
 pub type Formats<'a> = &'a (dyn Fn(&Path) -> Format + Sync);
 
@@ -116,7 +120,9 @@ pub fn on_gpu<Q: Pixel>(
             order.lock().unwrap_or_else(|e| e.into_inner()).push(i);
             img
         });
-        let report = Pipeline::on(pool).run(images, op, |k, result| {
+        // Slots keep their page-locked buffers between images only when small: a large
+        // image's are part of its cost against the budget, and freed with it.
+        let report = Pipeline::on(pool).keep_buffers_up_to(KEEP_BUFFERS).run(images, op, |k, result| {
             let i = order.lock().unwrap_or_else(|e| e.into_inner())[k];
             match result {
                 Ok(img) => {

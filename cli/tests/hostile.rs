@@ -16,8 +16,15 @@ fn bin() -> PathBuf {
     std::env::var_os("CUIMG_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cuimg")), PathBuf::from)
 }
 
-/// Runs the binary; kills it and fails after `limit`.
+/// True under compute-sanitizer (`CUIMG_SANITIZE=1`): the binary's GPU work runs 10 to 100
+/// times slower there, so time limits stretch and timings are not checked.
+fn sanitizing() -> bool {
+    std::env::var("CUIMG_SANITIZE").as_deref() == Ok("1")
+}
+
+/// Runs the binary; kills it and fails after `limit` (ten times that under the sanitizers).
 fn cuimg_within(limit: Duration, args: &[&str]) -> Output {
+    let limit = if sanitizing() { limit * 10 } else { limit };
     let mut child = Command::new(bin())
         .args(args)
         .stdin(Stdio::null())
@@ -223,7 +230,7 @@ fn jpeg_bombs_are_refused_before_allocation() {
         for b in ["gray-bomb.jpg", "color-bomb.jpg"] {
             assert!(err.lines().any(|l| l.contains(b) && l.contains("over the limit")), "{op} {extra}: {err}");
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "{op} {extra}: {:?}", start.elapsed());
+        assert!(sanitizing() || start.elapsed() < Duration::from_secs(20), "{op} {extra}: {:?}", start.elapsed());
         assert_eq!(names(&out), ["fine.jpg"], "{op} {extra}");
     }
     // The library refuses them the same way, by value (no process-wide setting).
@@ -261,7 +268,7 @@ fn huge_endless_and_special_files_are_refused_without_reading() {
     let o = cuimg_within(Duration::from_secs(60), &["gray", s(&inp), s(&fifo), "-o", s(&out), "--cpu"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}: {err}", start.elapsed());
+    assert!(sanitizing() || start.elapsed() < Duration::from_secs(20), "{:?}: {err}", start.elapsed());
     assert!(err.contains("zeros.png") && err.contains("neither a PNG nor a JPEG"), "{err}");
     assert!(err.contains("big.png") && err.contains("over the limit"), "{err}");
     assert!(err.contains("zero.png") && err.contains("not a regular file"), "{err}");
@@ -318,8 +325,9 @@ fn sigint_finishes_what_is_in_flight_and_prints_the_summary() {
     let dir = temp("sigint");
     let inp = dir.join("in");
     std::fs::create_dir_all(&inp).unwrap();
-    cuimg::io::save(&photo(1500, 1200, 1), inp.join("p000.png")).unwrap();
-    for i in 1..60 {
+    const N: usize = 400;
+    cuimg::io::save(&photo(800, 600, 1), inp.join("p000.png")).unwrap();
+    for i in 1..N {
         std::fs::copy(inp.join("p000.png"), inp.join(format!("p{i:03}.png"))).unwrap();
     }
     let out = dir.join("out");
@@ -329,20 +337,25 @@ fn sigint_finishes_what_is_in_flight_and_prints_the_summary() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Once the first output is there (the run is under way), on a 2-core debug build and on
+    // a 16-core release one alike.
+    let start = Instant::now();
+    while std::fs::read_dir(&out).map_or(true, |d| d.count() == 0) && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted") && err.contains("images written"), "{err}");
     let written = names(&out);
-    assert!(written.len() < 60, "{err}");
+    assert!(written.len() < N, "{err}");
     assert!(!written.iter().any(|n| n.starts_with('.')), "no temporary file: {written:?}");
     for n in &written {
-        assert_eq!(cuimg::io::load_rgb(out.join(n)).unwrap().dimensions(), (1500, 1200), "{n} is whole");
+        assert_eq!(cuimg::io::load_rgb(out.join(n)).unwrap().dimensions(), (800, 600), "{n} is whole");
     }
     let summary = err.lines().find(|l| l.contains("images written")).unwrap();
-    assert!(summary.starts_with(&format!("{} images written, {} failed", written.len(), 60 - written.len())), "{err}");
+    assert!(summary.starts_with(&format!("{} images written, {} failed", written.len(), N - written.len())), "{err}");
 }
 
 /// Gray stays gray and alpha stays wherever the command has a form for it, on the CPU and on
@@ -420,4 +433,51 @@ fn gray_and_alpha_inputs_keep_their_format_through_every_command() {
     let o = cuimg(&["lut", s(&inp.join("rgba.png")), "-o", s(&dir.join("jpg")), "--format", "jpg", "--cpu"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("JPEG has none"), "{}", stderr(&o));
+}
+
+/// The memory run (on the lent machine: `--ignored`, about two minutes a path on 16
+/// cores): 64 copies of a 20000 x 20000 PNG to gray with `--memory 16G`, on the CPU and on
+/// the default path (the GPU's pipeline), each run's peak resident memory (VmHWM, from
+/// `--report`) printed against the budget and held under it plus the stated constant of
+/// docs/RELIABILITY.md (2 GiB: the process, the CUDA context, the pipeline slots' kept
+/// buffers and the streams' staging). `CUIMG_RSS_FILES` and `CUIMG_RSS_SIDE` shrink it.
+#[test]
+#[ignore = "minutes and 25 GB of decoding: run on the lent machine with --ignored"]
+fn peak_memory_stays_within_the_budget() {
+    let files: usize = std::env::var("CUIMG_RSS_FILES").map_or(64, |v| v.parse().unwrap());
+    let side: u32 = std::env::var("CUIMG_RSS_SIDE").map_or(20000, |v| v.parse().unwrap());
+    let dir = temp("rss");
+    let inp = dir.join("in");
+    std::fs::create_dir_all(&inp).unwrap();
+    let img = Image::<Rgb8>::from_fn(side, side, |x, y| Rgb8([(x / 64) as u8, (y / 64) as u8, ((x + y) / 97) as u8]));
+    cuimg::io::save(&img, inp.join("p00.png")).unwrap();
+    drop(img);
+    for i in 1..files {
+        std::fs::copy(inp.join("p00.png"), inp.join(format!("p{i:02}.png"))).unwrap();
+    }
+    let budget: u64 = 16 << 30;
+    const CONSTANT: u64 = 2 << 30;
+    for path in ["--cpu", "--gpu=all"] {
+        let out = dir.join(format!("out{path}"));
+        let start = Instant::now();
+        let o = cuimg_within(
+            Duration::from_secs(1200),
+            &["gray", s(&inp), "-o", s(&out), path, "--memory", "16G", "--report"],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let line = err.lines().find(|l| l.starts_with("memory: peak resident")).expect("the peak in the report");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let unit = match words[4] {
+            "GiB" => (1u64 << 30) as f64,
+            "MiB" => (1u64 << 20) as f64,
+            _ => 1.0,
+        };
+        let peak = words[3].parse::<f64>().unwrap() * unit;
+        let summary = err.lines().find(|l| l.contains("images written")).unwrap();
+        println!("{path}: {summary}; {line}; {:.0} s", start.elapsed().as_secs_f64());
+        assert!(peak <= (budget + CONSTANT) as f64, "{path}: {line}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

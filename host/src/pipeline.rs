@@ -231,6 +231,8 @@ pub struct Pipeline {
     threads: usize,
     /// Workers that fail to start, as when their streams cannot be made (test builds).
     failing: usize,
+    /// A slot's buffers are kept for the next image only up to this many host bytes.
+    keep: usize,
 }
 
 /// Device time of one image's stages, from its slot's events, and host time around them.
@@ -399,13 +401,23 @@ impl Pipeline {
     /// threads and 2 to 4 slots on the lent H100 (more threads contend for host memory
     /// bandwidth with the copies; see docs/BENCHMARKS.md).
     fn on_gpus(gpus: Vec<Gpu>) -> Pipeline {
-        Pipeline { gpus, depth: 2, threads: 2, failing: 0 }
+        Pipeline { gpus, depth: 2, threads: 2, failing: 0, keep: usize::MAX }
     }
 
     /// Slots (streams, each with its own buffers) per worker thread: 2 or more keep copies
     /// and kernels of different images overlapping.
     pub fn depth(mut self, slots: usize) -> Pipeline {
         self.depth = slots.max(1);
+        self
+    }
+
+    /// Keeps a slot's page-locked buffers for the next image only while they take at most
+    /// `bytes` (input and output together); larger ones are freed once their image is done.
+    /// By default they are kept whatever their size, which saves allocating them again for
+    /// images of one size; a caller that bounds its memory (the `cuimg` tool) sets this, so
+    /// that the slots hold at most `bytes` each between images.
+    pub fn keep_buffers_up_to(mut self, bytes: usize) -> Pipeline {
+        self.keep = bytes;
         self
     }
 
@@ -483,7 +495,7 @@ impl Pipeline {
                                 what: "pipeline worker".into(),
                                 why: "made to fail by a test (Pipeline::fail_workers_for_tests)".into(),
                             }),
-                            false => worker::<P, Q, T, F>(gpu, g, self.depth, work, done_tx, op),
+                            false => worker::<P, Q, T, F>(gpu, g, (self.depth, self.keep), work, done_tx, op),
                         };
                         if live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
                             work.abandon();
@@ -536,7 +548,7 @@ type Done<Q> = std::sync::mpsc::Sender<(usize, usize, Result<Image<Q>>, SlotTime
 fn worker<P, Q, T, F>(
     gpu: &Gpu,
     g: usize,
-    depth: usize,
+    (depth, keep): (usize, usize),
     work: &WorkQueue<(usize, T)>,
     done: Done<Q>,
     op: &F,
@@ -565,20 +577,20 @@ where
             Pop::Item((index, img)) => {
                 let slot = &mut slots[k % depth];
                 k += 1;
-                finish(slot, g, &done);
+                finish(slot, g, &done, keep);
                 let (host_in, launched) = queue(slot, img.borrow(), op);
                 slot.busy = Some(InFlight { index, host_in, launched, _input: img });
             }
             Pop::Closed => break,
             Pop::Empty => {
                 if let Some(i) = (0..depth).map(|i| (k + i) % depth).find(|&i| slots[i].busy.is_some()) {
-                    finish(&mut slots[i], g, &done);
+                    finish(&mut slots[i], g, &done, keep);
                 }
             }
         }
     }
     for i in 0..depth {
-        finish(&mut slots[(k + i) % depth], g, &done);
+        finish(&mut slots[(k + i) % depth], g, &done, keep);
     }
     Ok(())
 }
@@ -630,7 +642,7 @@ where
 }
 
 /// Waits for a slot's image, if any, and hands its result to the collector.
-fn finish<P: Pixel, Q: Pixel, T>(slot: &mut Slot<P, Q, T>, g: usize, done: &Done<Q>) {
+fn finish<P: Pixel, Q: Pixel, T>(slot: &mut Slot<P, Q, T>, g: usize, done: &Done<Q>, keep: usize) {
     let Some(flight) = slot.busy.take() else { return };
     if flight.launched.is_err() {
         // Part of the image's work may be queued (an upload from its memory among it): let
@@ -651,6 +663,11 @@ fn finish<P: Pixel, Q: Pixel, T>(slot: &mut Slot<P, Q, T>, g: usize, done: &Done
         times.download = ms(&slot.events[2], &slot.events[3])?;
         Ok(out)
     });
+    let bytes =
+        |b: &Buffers<P, Q>| b.pin_in.width() as usize * b.pin_in.height() as usize * (P::CHANNELS + Q::CHANNELS);
+    if slot.buffers.as_ref().is_some_and(|b| bytes(b) > keep) {
+        slot.buffers = None; // their copies are done: the download was waited for above
+    }
     // The collector is gone only when the run is over: nothing to report to.
     let _ = done.send((flight.index, g, result, times));
 }

@@ -168,6 +168,10 @@ impl Chunk {
     }
 }
 
+/// The most page-locked memory [`Stream::upload_staged`] keeps for a stream (64 MiB): a
+/// 16-megapixel RGBA image goes through in one copy, a larger one in bands of rows.
+pub const STAGED_CHUNK_BYTES: usize = 64 << 20;
+
 impl Stream {
     /// Device images of `sizes` in one allocation, zeroed.
     pub fn alloc_batch<P: Pixel>(&self, sizes: &[(u32, u32)]) -> Result<DeviceBatch<P>> {
@@ -206,19 +210,25 @@ impl Stream {
     /// uploading one image after another: from ordinary memory the driver stages the copy
     /// itself and holds its lock meanwhile, which stalled every other thread's CUDA calls in
     /// the `cuimg` tool for 5 to 20 ms a 12-megapixel upload (docs/BENCHMARKS.md). The buffer
-    /// grows to the largest image and stays with the stream.
+    /// grows to the image, up to [`STAGED_CHUNK_BYTES`], and stays with the stream: a larger
+    /// image goes through it in bands of rows, each copy waiting for the one before, so a
+    /// stream never holds more page-locked memory than that for its uploads.
     pub fn upload_staged<P: Pixel>(&self, src: &ImageView<'_, P>) -> Result<DeviceImage<P>> {
         let mut dst = self.alloc_for_output::<P>(src.width(), src.height())?;
-        let (row, total) = (src.row_bytes(), dst.buf.len());
-        let mut staging = self.staging(total)?;
-        let host = staging.host_bytes_mut()?; // waits for the last copy from it
-        for (y, r) in src.rows().enumerate() {
-            host[y * row..(y + 1) * row].copy_from_slice(bytemuck::cast_slice(r));
+        let row = src.row_bytes();
+        let band = (STAGED_CHUNK_BYTES / row.max(1)).max(1);
+        let mut staging = self.staging(row * band.min(src.height() as usize))?;
+        for (k, rows) in src.rows().collect::<Vec<_>>().chunks(band).enumerate() {
+            let host = staging.host_bytes_mut()?; // waits for the last copy from it
+            for (y, r) in rows.iter().enumerate() {
+                host[y * row..(y + 1) * row].copy_from_slice(bytemuck::cast_slice(r));
+            }
+            let from = staging.read(&self.raw)?;
+            let mut to = dst.buf.write(&self.raw)?;
+            let at = (k * band * row) as u64;
+            self.copy_to_device(&from, 0..rows.len() * row, to.ptr().addr() + at)?;
+            drop(to);
         }
-        let from = staging.read(&self.raw)?;
-        let mut to = dst.buf.write(&self.raw)?;
-        self.copy_to_device(&from, 0..total, to.ptr().addr())?;
-        drop(to);
         Ok(dst)
     }
 

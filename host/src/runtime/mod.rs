@@ -20,9 +20,9 @@ mod stream;
 mod tracked;
 
 pub(crate) use batch::Chunk;
-pub use batch::DeviceBatch;
 #[doc(hidden)]
 pub use batch::describe as describe_batch;
+pub use batch::{DeviceBatch, STAGED_CHUNK_BYTES};
 pub use context::{Code, Gpu, Startup, driver_available};
 pub(crate) use memory::Layout;
 pub use memory::{AsDeviceView, AsDeviceViewMut, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, PinnedImage};
