@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub const DEFAULT_MAX_IMAGE_BYTES: u64 = (4 << 30) + (64 << 20);
 
 /// The limits of one read or decode. Build one from [`Limits::default`] and the `with_`
-/// methods; pass it to [`crate::io::read_checked`], [`crate::io::decode_with`] or
+/// methods; pass it to `cuimg::io::read_checked`, `cuimg::io::decode_with` (feature `io`) or
 /// [`crate::jpeg::Jpeg::set_limits`].
 ///
 /// ```
