@@ -161,15 +161,16 @@ fn golden_in(text: &str, case: &str) -> u64 {
     u64::from_str_radix(line.split(' ').nth(1).expect("digest"), 16).expect("hex digest")
 }
 
-/// The shared photos' folder: `CUIMG_IMAGES`, else `../shared/images` beside the repo.
+/// The test photos' folder: `CUIMG_IMAGES` (the GPU bundle sets it to its copy), else the
+/// repository's own `tests/data/photos` (CC0; its LICENSES.md says where each is from).
 pub fn images_dir() -> PathBuf {
     let dir = std::env::var_os("CUIMG_IMAGES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/images"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/photos"));
     assert!(
         dir.join("coffee.png").is_file(),
         "the test photos are missing: expected coffee.png, chelsea.png and camera.png in {} \
-         (the repo's sibling ../shared/images, or set CUIMG_IMAGES)",
+         (the repository's tests/data/photos, or the folder CUIMG_IMAGES names)",
         dir.display()
     );
     dir

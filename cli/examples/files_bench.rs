@@ -33,7 +33,8 @@ fn make(dir: &Path, n: usize, (w, h): (u32, u32), ext: &str) -> Vec<PathBuf> {
     if std::fs::read_dir(dir).unwrap().count() == n && paths.iter().all(|p| p.exists()) {
         return paths; // made by an earlier run with `--dir`
     }
-    let photos = std::env::var_os("CUIMG_IMAGES").map_or_else(|| PathBuf::from("../shared/images"), PathBuf::from);
+    let photos = std::env::var_os("CUIMG_IMAGES")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos"), PathBuf::from);
     let sources: Vec<Image<Rgb8>> = ["chelsea.png", "coffee.png", "camera.png"]
         .iter()
         .map(|f| cuimg::io::load_rgb(photos.join(f)).unwrap())

@@ -56,6 +56,9 @@ fn folder(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<Problem>) {
             Err(e) => problems.push((p, format!("cannot read: {e}"))),
         }
     }
+    if found.is_empty() {
+        problems.push((path.to_path_buf(), "the folder holds no PNG or JPEG file".into()));
+    }
     found.sort();
     files.extend(found);
 }

@@ -206,14 +206,18 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     if c.out.is_file() {
         return Err(format!("-o {}: is a file; -o takes a folder", c.out.display()));
     }
-    std::fs::create_dir_all(&c.out).map_err(|e| format!("cannot create the output folder {}: {e}", c.out.display()))?;
-    outputs::probe(&c.out).map_err(|e| format!("cannot write into the output folder {}: {e}", c.out.display()))?;
-
     let (files, missing) = inputs::expand(&c.inputs);
     let (policy, files, unresolved) = outputs::Policy::new(files, c.overwrite, !c.no_sync);
+    // With no file to process, nothing is made: not even the output folder.
+    let extras: Vec<&PathBuf> = if files.is_empty() { Vec::new() } else { c.plot.iter().chain(&c.trace).collect() };
+    if !files.is_empty() {
+        std::fs::create_dir_all(&c.out)
+            .map_err(|e| format!("cannot create the output folder {}: {e}", c.out.display()))?;
+        outputs::probe(&c.out).map_err(|e| format!("cannot write into the output folder {}: {e}", c.out.display()))?;
+    }
     let (jobs, clashes) = policy.plan(&files, &c.out, ext);
     // The plot and the trace are claimed before any work, as the images are: a usage error.
-    for extra in c.plot.iter().chain(&c.trace) {
+    for extra in &extras {
         policy.claim(extra).map_err(|why| format!("{}: {why}", extra.display()))?;
     }
     let progress = ProgressBar::new((jobs.len() + clashes.len()) as u64);
@@ -377,13 +381,11 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
     };
     run.unfinished(&jobs, &why);
     // The plot and the trace: a failure after the work is exit 1 with its reason.
-    let extras: Vec<(&PathBuf, Result<String, String>)> = c
-        .plot
-        .iter()
-        .map(|p| (p, run.stages.plot(&device)))
-        .chain(c.trace.iter().map(|t| (t, Ok(run.stages.trace()))))
-        .collect();
-    for (path, text) in extras {
+    let texts = extras.iter().map(|p| match Some(*p) == c.plot.as_ref() {
+        true => (*p, run.stages.plot(&device)),
+        false => (*p, Ok(run.stages.trace())),
+    });
+    for (path, text) in texts.collect::<Vec<_>>() {
         if let Err(why) = text.and_then(|t| policy.write(path, t.as_bytes()).map_err(|e| e.to_string())) {
             run.fail(path, format!("cannot write: {why}"));
         }
@@ -483,7 +485,11 @@ fn open_gpus(which: &str) -> Result<Option<GpuPool>, String> {
     match pool {
         Ok(pool) => Ok(Some(pool)),
         Err(e) if e.is_no_gpu() && which == "all" => {
-            eprintln!("no GPU ({e}); using the CPU on all cores");
+            let why = match &e {
+                cuimg::Error::NoDriver(why) | cuimg::Error::NoDevice(why) => why.clone(),
+                e => e.to_string(),
+            };
+            eprintln!("no GPU ({why}); using all CPU cores (--cpu does so without looking for a GPU)");
             Ok(None)
         }
         Err(e) => Err(e.to_string()),

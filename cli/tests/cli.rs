@@ -621,3 +621,45 @@ fn codecs_that_cannot_open_leave_their_work_to_the_cpu() {
         }
     }
 }
+
+/// The small frictions of a first run: an empty folder or a pattern matching nothing is exit
+/// 1 with its reason and makes no `-o` folder; `-o` at a file says so (exit 2); a path is
+/// said once per message; the exit codes are in `--help`; messages about the CPU speak of
+/// `--cpu`, not of Rust modules, and a `--cpu` run reports no GPU opening.
+#[test]
+fn first_run_frictions() {
+    let dir = temp("frictions");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    for input in [s(&empty).to_string(), format!("{}/*.png", dir.display())] {
+        let out = dir.join("never-made");
+        let o = cuimg(&["gray", &input, "-o", s(&out)]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{input}: {err}");
+        assert!(err.contains("holds no PNG or JPEG") || err.contains("matches no file"), "{err}");
+        assert!(!out.exists(), "{input}: the -o folder was made with nothing to write");
+    }
+    let img = photo(8, 8, 1);
+    cuimg::io::save(&img, dir.join("p.png")).unwrap();
+    std::fs::write(dir.join("bad.png"), b"\x89PNG\r\n\x1a\nbroken").unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = cuimg(&["gray", s(&dir.join("p.png")), "-o", s(&file)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a file; -o takes a folder"), "{}", stderr(&o));
+    let out = dir.join("out");
+    let o = cuimg(&["gray", s(&dir.join("bad.png")), s(&dir.join("p.png")), "-o", s(&out), "--cpu"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let line = err.lines().find(|l| l.contains("bad.png")).unwrap();
+    assert_eq!(line.matches("bad.png").count(), 1, "the path said once: {line}");
+    assert!(!err.contains("opening the GPU"), "a --cpu run opens no GPU: {err}");
+    let help = String::from_utf8_lossy(&cuimg(&["--help"]).stdout).into_owned();
+    assert!(help.contains("Exit codes: 0") && help.contains("130"), "{help}");
+    let o = cuimg(&["gray", s(&dir.join("p.png")), "-o", s(&dir.join("out2"))]);
+    let err = stderr(&o);
+    assert!(!err.contains("cuimg::"), "the tool's messages name no Rust module: {err}");
+    if err.contains("no GPU") {
+        assert!(err.contains("--cpu"), "{err}");
+    }
+}

@@ -28,7 +28,7 @@ fn tiled<P: cuimg::Pixel>(photo: &Image<P>, w: u32, h: u32, dx: u32, dy: u32) ->
 fn main() {
     let mut quick = false;
     let mut out = PathBuf::from("bench-out");
-    let mut images = PathBuf::from("../shared/images");
+    let mut images = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {

@@ -48,7 +48,7 @@ fn opts() -> Opts {
         profile: false,
         replot: None,
         out: PathBuf::from("bench-out"),
-        images: PathBuf::from("../shared/images"),
+        images: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos"),
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {

@@ -3,7 +3,8 @@
 //! time of each stage, beside the CPU reference doing the same on all cores.
 //!
 //! `cargo run --release --example batch -- [DIR] [--repeat N] [--out DIR]`
-//! (DIR defaults to the shared photos; `--repeat` feeds each photo N times, default 64).
+//! (DIR defaults to the repository's photos, tests/data/photos; `--repeat` feeds each photo N
+//! times, default 64).
 
 mod common;
 
@@ -13,8 +14,12 @@ use std::time::Instant;
 use cuimg::{GpuPool, Gray8, GrayWeights, Image, Pipeline, Rgb8, cpu};
 use rayon::prelude::*;
 
-fn main() -> cuimg::Result<()> {
-    let mut dir = std::env::var_os("CUIMG_IMAGES").map_or_else(|| PathBuf::from("../shared/images"), PathBuf::from);
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
+    let mut dir = std::env::var_os("CUIMG_IMAGES").map_or_else(common::photos_dir, PathBuf::from);
     let (mut repeat, mut out) = (64usize, None::<PathBuf>);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {

@@ -8,7 +8,11 @@ mod common;
 
 use cuimg::{Clahe, EqualizeMode, Gray8, GrayWeights, Rgb8, cpu, par};
 
-fn main() -> cuimg::Result<()> {
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
     let (input, output) = common::args("clahe-out.png");
     let mut gpu_stages = common::Stages::new();
     let img = common::decode(&mut gpu_stages, &input)?;
@@ -42,7 +46,7 @@ fn main() -> cuimg::Result<()> {
         None => on_cores,
     };
     gpu_stages.host("encode", || cuimg::io::save(&color, &output))?;
-    gpu_stages.print("GPU pipeline");
+    gpu_stages.print(common::first_title());
     cpu_stages.print("CPU");
     println!("\nwrote {}", output.display());
     Ok(())

@@ -7,7 +7,11 @@ mod common;
 
 use cuimg::{Image, Rgb8, cpu, par};
 
-fn main() -> cuimg::Result<()> {
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
     let (input, output) = common::args("gather-out.png");
     let mut gpu_stages = common::Stages::new();
     let img = common::decode(&mut gpu_stages, &input)?;
@@ -41,7 +45,7 @@ fn main() -> cuimg::Result<()> {
     };
     let out = Image::<Rgb8>::from_bytes(w, h, bytemuck::cast_slice(&flipped))?;
     gpu_stages.host("encode", || cuimg::io::save(&out, &output))?;
-    gpu_stages.print("GPU pipeline");
+    gpu_stages.print(common::first_title());
     cpu_stages.print("CPU");
     println!("\nwrote {}", output.display());
     Ok(())

@@ -6,7 +6,11 @@ mod common;
 
 use cuimg::{cpu, par};
 
-fn main() -> cuimg::Result<()> {
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
     let (input, _) = common::args("");
     let mut gpu_stages = common::Stages::new();
     let img = common::decode(&mut gpu_stages, &input)?;
@@ -37,7 +41,7 @@ fn main() -> cuimg::Result<()> {
             groups.iter().map(|&g| [' ', '.', ':', '-', '=', '+', '*', '#'][(g * 7 / max) as usize]).collect();
         println!("{name:>5} |{bars}| 0..255 in 16 groups");
     }
-    gpu_stages.print("GPU pipeline");
+    gpu_stages.print(common::first_title());
     cpu_stages.print("CPU");
     Ok(())
 }

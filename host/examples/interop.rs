@@ -9,7 +9,11 @@ mod common;
 use cudarc::driver::{CudaContext, DevicePtr, DevicePtrMut};
 use cuimg::{DeviceImage, Gray8, GrayWeights, Image, Rgb8, cpu};
 
-fn main() -> cuimg::Result<()> {
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
     let (input, output) = common::args("interop-out.png");
     let mut stages = common::Stages::new();
     let img = common::decode(&mut stages, &input)?;

@@ -6,7 +6,11 @@ mod common;
 
 use cuimg::{Lut, Rgb8, cpu, par};
 
-fn main() -> cuimg::Result<()> {
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
     let (input, output) = common::args("lut-out.png");
     let mut gpu_stages = common::Stages::new();
     let img = common::decode(&mut gpu_stages, &input)?;
@@ -32,7 +36,7 @@ fn main() -> cuimg::Result<()> {
         None => on_cores,
     };
     gpu_stages.host("encode", || cuimg::io::save(&out, &output))?;
-    gpu_stages.print("GPU pipeline");
+    gpu_stages.print(common::first_title());
     cpu_stages.print("CPU");
     println!("\nwrote {}", output.display());
     Ok(())

@@ -14,7 +14,11 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn main() -> cuimg::Result<()> {
+fn main() -> std::process::ExitCode {
+    common::exit(run())
+}
+
+fn run() -> cuimg::Result<()> {
     let photo = cuimg::io::sample_rgb();
     let t = Instant::now();
     let gpu = match Gpu::new() {

@@ -18,11 +18,11 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// `libcuda` could not be loaded: no NVIDIA driver on this machine.
-    #[error("no CUDA driver: {0}; install the NVIDIA driver, or use the CPU functions in cuimg::cpu")]
+    #[error("no CUDA driver: {0}; install the NVIDIA driver, or run on all CPU cores ({CPU_PATH})")]
     NoDriver(String),
 
     /// The driver loaded but offers no usable GPU (or not the one asked for).
-    #[error("no CUDA device: {0}")]
+    #[error("no CUDA device: {0}; run on all CPU cores instead ({CPU_PATH})")]
     NoDevice(String),
 
     /// The embedded PTX could not be loaded on this GPU (too old a driver or GPU).
@@ -120,6 +120,11 @@ pub enum Error {
     #[error("{path} is not a regular file but {kind}")]
     NotARegularFile { path: PathBuf, kind: String },
 
+    /// An I/O error from code around cuimg's, converted by `?` (`From<std::io::Error>`): no
+    /// path is known. cuimg's own file functions give [`Error::Io`], with the path.
+    #[error("I/O error: {0}")]
+    IoError(#[from] std::io::Error),
+
     /// A file could not be decoded as an image.
     #[error("could not decode {path}: {source}")]
     Decode {
@@ -216,9 +221,14 @@ pub(crate) fn is_sticky(e: &cudarc::driver::DriverError) -> bool {
     )
 }
 
+/// What the "no GPU" errors say to use instead: the same calls on all cores.
+const CPU_PATH: &str = "cuimg::Device::best() picks the GPU or the CPU by itself; cuimg::par has the same \
+                        functions on all cores; cuimg::cpu is the serial reference they match";
+
 impl Error {
     /// True when the error means "no GPU here" (no driver or no device): the cue to fall
-    /// back to the CPU functions in [`crate::cpu`].
+    /// back to all CPU cores: [`crate::Device::best`] does it by itself, [`crate::par`] has
+    /// the same functions ([`crate::cpu`] is their serial reference, the oracle).
     pub fn is_no_gpu(&self) -> bool {
         matches!(self, Error::NoDriver(_) | Error::NoDevice(_))
     }

@@ -475,6 +475,26 @@ pub fn save<P: Encode>(img: &Image<P>, path: impl AsRef<Path>) -> Result<()> {
     P::to_dynamic(img).save(path).map_err(|source| Error::Encode { path: path.into(), source: source.into() })
 }
 
+/// Writes an image in `format` (a JPEG's quality with it), whatever the path's extension.
+///
+/// ```
+/// use cuimg::io::{save_with, Format};
+/// let img = cuimg::io::sample_rgb();
+/// let path = std::env::temp_dir().join(format!("cuimg-doc-save-with-{}.jpg", std::process::id()));
+/// save_with(&img, &path, Format::Jpeg { quality: 80 })?;
+/// assert_eq!(cuimg::io::load_rgb(&path)?.dimensions(), (451, 300));
+/// std::fs::remove_file(&path)?; // std::io::Error converts into cuimg::Error
+/// # Ok::<(), cuimg::Error>(())
+/// ```
+pub fn save_with<P: Encode>(img: &Image<P>, path: impl AsRef<Path>, format: Format) -> Result<()> {
+    let path = path.as_ref();
+    let bytes = encode(img, format).map_err(|e| match e {
+        Error::Encode { source, .. } => Error::Encode { path: path.into(), source },
+        e => e,
+    })?;
+    std::fs::write(path, bytes).map_err(|source| Error::Io { path: path.into(), source })
+}
+
 /// A file format to encode to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

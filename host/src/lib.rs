@@ -36,6 +36,7 @@
 #[cfg(feature = "bench-knobs")]
 pub mod bench;
 pub mod cpu;
+mod device;
 mod error;
 mod image;
 #[cfg(feature = "io")]
@@ -51,6 +52,7 @@ mod pixel;
 pub mod runtime;
 mod validate;
 
+pub use crate::device::Device;
 pub use crate::error::{Error, Result, Source};
 pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
 #[cfg(feature = "io")]
@@ -68,3 +70,9 @@ pub use crate::runtime::{
     AsDeviceView, AsDeviceViewMut, Code, DeviceBatch, DeviceBuffer, DeviceImage, DeviceView, DeviceViewMut, Gpu, Mark,
     PinnedImage, Registered, Startup, Stream, StreamPriority, driver_available,
 };
+
+/// The README's Rust examples, compiled and run with the documentation tests, so that what a
+/// new user pastes from it compiles and works.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;

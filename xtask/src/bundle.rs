@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::{Result, root, run};
+use crate::{Result, root, run, target_dir};
 
 /// Runs a cargo build with JSON messages and returns `(kind, name, executable)` for every
 /// executable it produced.
@@ -90,7 +90,7 @@ pub fn run() -> Result {
         copy(exe, &dir.join(sub).join(file))?;
     }
     doctests(&dir.join("tests/test-doc"))?;
-    let images = root().join("../shared/images");
+    let images = root().join("tests/data/photos");
     let entries =
         std::fs::read_dir(&images).map_err(|e| format!("the test photos are missing at {}: {e}", images.display()))?;
     for e in entries.flatten() {
@@ -131,14 +131,14 @@ pub fn run() -> Result {
 /// doctests (`--persist-doctests`) is unstable, so this one build uses the kernels' pinned
 /// nightly, in a target folder of its own.
 fn doctests(to: &Path) -> Result {
-    let kept = root().join("target/doctests/kept");
+    let kept = target_dir().join("doctests/kept");
     let _ = std::fs::remove_dir_all(&kept);
     let pin = run::kernels_toolchain()?;
     run::step(
         "documentation examples, compiled and kept (pinned nightly)",
         run::rustup_run(&pin, "cargo")
             .args(["test", "--release", "--package", "cuimg", "--doc", "--target-dir"])
-            .arg(root().join("target/doctests"))
+            .arg(target_dir().join("doctests"))
             .env("RUSTDOCFLAGS", format!("-Zunstable-options --persist-doctests {}", kept.display()))
             .env("CUIMG_REQUIRE_GPU", "0"),
     )?;

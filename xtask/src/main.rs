@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Some("ptx") => ptx::write_committed(),
         Some("verify") => verify::run(args.iter().any(|a| a == "--skip-tests")),
         Some("gpu-bundle") => bundle::run(),
-        Some("ptxas") => ptxas::assemble_all(&ptx::committed_path(), &root().join("target/cubins")).map(|_| ()),
+        Some("ptxas") => ptxas::assemble_all(&ptx::committed_path(), &target_dir().join("cubins")).map(|_| ()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <ptx | verify [--skip-tests] | gpu-bundle | ptxas>\n\
@@ -46,6 +46,17 @@ fn main() -> ExitCode {
 /// The workspace root (the parent of this crate's directory).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+/// Where everything this tool builds or downloads goes: the target folder cargo was given
+/// (`CARGO_TARGET_DIR`, relative to the workspace if relative), else the workspace's
+/// `target/`. Nothing is written elsewhere.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    }
 }
 
 pub type Result<T = ()> = std::result::Result<T, String>;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Result, root, run};
+use crate::{Result, root, run, target_dir};
 
 /// Where the PTX is committed; the host crate embeds it with `include_str!`.
 pub fn committed_path() -> PathBuf {
@@ -20,7 +20,7 @@ pub fn committed_path() -> PathBuf {
 /// `-unroll-threshold=2000`: the byte loops over 16-byte vectors must unroll fully, or their
 /// small arrays spill to local memory; `verify` fails if any kernel uses `.local`.
 pub fn build() -> Result<String> {
-    let target_dir = root().join("target/kernels");
+    let target_dir = target_dir().join("kernels");
     run::step(
         &format!("build kernels-gpu -> PTX ({}, nvptx64-nvidia-cuda, -Zbuild-std=core)", run::kernels_toolchain()?),
         run::kernels_cargo()?
@@ -70,7 +70,7 @@ pub fn write_committed() -> Result {
             std::fs::remove_file(old.path()).map_err(|e| format!("removing {}: {e}", old.path().display()))?;
         }
     }
-    let fresh = root().join("target/cubins-fresh");
+    let fresh = target_dir().join("cubins-fresh");
     let _ = std::fs::remove_dir_all(&fresh);
     let archs = crate::ptxas::assemble_all(&path, &fresh)?;
     for a in &archs {
@@ -88,7 +88,7 @@ pub fn write_committed() -> Result {
 pub fn check_cubins() -> Result {
     let path = committed_path();
     let dir = path.parent().expect("the PTX has a folder");
-    let fresh = root().join("target/cubins-fresh");
+    let fresh = target_dir().join("cubins-fresh");
     let _ = std::fs::remove_dir_all(&fresh);
     let archs = crate::ptxas::assemble_all(&path, &fresh)?;
     let stale = |what: String| Err(format!("stale SASS: {what}; run `cargo xtask ptx` and commit the result"));

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{Result, root, run};
+use crate::{Result, run, target_dir};
 
 /// The wheel that carries ptxas; pinned so reports are comparable between runs.
 const NVCC_WHEEL: &str = "nvidia-cuda-nvcc==13.5.37";
@@ -16,7 +16,7 @@ const NVCC_WHEEL: &str = "nvidia-cuda-nvcc==13.5.37";
 const REQUIRED: [u32; 5] = [75, 80, 86, 89, 90];
 
 fn venv() -> PathBuf {
-    root().join("target/ptxas-venv")
+    target_dir().join("ptxas-venv")
 }
 
 /// Finds ptxas in the cached venv, creating the venv on first use.
@@ -93,7 +93,7 @@ pub fn assemble_all(ptx: &Path, out_dir: &Path) -> Result<Vec<u32>> {
         eprintln!("    sm_{arch}: ok");
         report.push_str(&format!("## sm_{arch}\n{text}\n"));
     }
-    let path = root().join("target/ptxas-report.txt");
+    let path = target_dir().join("ptxas-report.txt");
     crate::ptx::write(&path, &report)?;
     eprintln!("    resource report: {}", path.display());
     Ok(archs)

@@ -1,6 +1,6 @@
 //! `cargo xtask verify`: every check CI makes, in the order that fails fastest.
 
-use crate::{Result, ptx, root, run};
+use crate::{Result, ptx, root, run, target_dir};
 
 pub fn run(skip_tests: bool) -> Result {
     // (a) The committed PTX must be exactly what the kernels build to now.
@@ -8,7 +8,7 @@ pub fn run(skip_tests: bool) -> Result {
     let path = ptx::committed_path();
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     if fresh != committed {
-        let copy = root().join("target/cuimg_kernels.fresh.ptx");
+        let copy = target_dir().join("cuimg_kernels.fresh.ptx");
         ptx::write(&copy, &fresh)?;
         return Err(format!(
             "stale PTX: {} differs from what kernels-gpu builds now (fresh copy: {}); run `cargo xtask ptx` and commit the result",
@@ -37,7 +37,7 @@ pub fn run(skip_tests: bool) -> Result {
         run::kernels_cargo()?
             .args(["clippy", "--release", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
             .arg("--target-dir")
-            .arg(root().join("target/kernels-clippy"))
+            .arg(target_dir().join("kernels-clippy"))
             .args(["--", "-D", "warnings"]),
     )?;
 
@@ -79,11 +79,21 @@ pub fn run(skip_tests: bool) -> Result {
         run::step("documentation without warnings", &mut doc)?;
     }
 
+    // How much of the public API is documented and has an example: rustdoc's own count
+    // (unstable, so on the kernels' pinned nightly), printed for the README's claim.
+    run::step(
+        "documentation coverage (rustdoc --show-coverage, pinned nightly)",
+        run::rustup_run(&run::kernels_toolchain()?, "cargo")
+            .args(["rustdoc", "--package", "cuimg", "--lib", "--target-dir"])
+            .arg(target_dir().join("coverage"))
+            .args(["--", "-Zunstable-options", "--show-coverage"]),
+    )?;
+
     // What crates.io would get: the two published crates packaged (the PTX and SASS travel
     // inside) and built from those packages alone, on stable Rust.
     // In a target folder of its own, so that forgetting the packaged ABI (below) does not make
     // the next test build rebuild everything that depends on the workspace's cuimg-abi.
-    let packages = root().join("target/packages");
+    let packages = target_dir().join("packages");
     forget_packaged_abi(&packages)?;
     run::step(
         "package cuimg-abi and cuimg, and build them from the packages",
@@ -97,7 +107,7 @@ pub fn run(skip_tests: bool) -> Result {
         "build the library with Rust 1.95.0 (rust-version)",
         run::rustup_run("1.95.0", "cargo")
             .args(["build", "--package", "cuimg", "--target-dir"])
-            .arg(root().join("target/msrv")),
+            .arg(target_dir().join("msrv")),
     )?;
     eprintln!("\nverify: all checks passed");
     Ok(())

@@ -76,6 +76,7 @@ pub fn gpu() -> cuimg::Result<Option<Gpu>> {
     let t = Instant::now();
     match Gpu::new() {
         Ok(gpu) => {
+            ON_GPU.store(true, std::sync::atomic::Ordering::Relaxed);
             let s = gpu.startup();
             println!(
                 "GPU: {} (sm_{}{}, {} SMs), ready in {:.1} ms (open {:.1}, kernels {:.1} as {}, warm-up {:.1})",
@@ -103,5 +104,33 @@ pub fn skip_without_gpu(e: cuimg::Error, then: &str) -> cuimg::Result<()> {
         Ok(())
     } else {
         Err(e)
+    }
+}
+
+/// The repository's photos (tests/data/photos: CC0, their licences in LICENSES.md there).
+pub fn photos_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos")
+}
+
+/// Whether the example found a GPU ([`gpu`]).
+static ON_GPU: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The title of the first stage table: the GPU's path, or what ran without one.
+pub fn first_title() -> &'static str {
+    match ON_GPU.load(std::sync::atomic::Ordering::Relaxed) {
+        true => "GPU pipeline",
+        false => "no GPU: decode and encode (the work ran on the CPU, below)",
+    }
+}
+
+/// The exit of an example: its error said in words (`Display`, with the hint of what to
+/// do), not in `Debug` form, and a failing status.
+pub fn exit(result: cuimg::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }
