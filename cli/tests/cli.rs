@@ -9,34 +9,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::{bin, photo, s, stderr};
 use cuimg::{GrayWeights, Image, Rgb8, cpu};
 
-fn bin() -> PathBuf {
-    std::env::var_os("CUIMG_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cuimg")), PathBuf::from)
-}
+mod common;
 
 fn cuimg(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().expect("the cuimg binary runs")
 }
 
-/// A fresh temporary folder for one test.
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cuimg-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn photo(w: u32, h: u32, seed: u8) -> Image<Rgb8> {
-    Image::from_fn(w, h, |x, y| Rgb8([(x * 7 + y) as u8 ^ seed, (y * 3) as u8, (x + y * 11) as u8 ^ seed]))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    common::temp_in("cli", name)
 }
 
 #[test]

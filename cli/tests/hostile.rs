@@ -10,11 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{bin, photo, s, stderr};
 use cuimg::{Image, Rgb8};
 
-fn bin() -> PathBuf {
-    std::env::var_os("CUIMG_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cuimg")), PathBuf::from)
-}
+mod common;
 
 /// True under compute-sanitizer (`CUIMG_SANITIZE=1`): the binary's GPU work runs 10 to 100
 /// times slower there, so time limits stretch and timings are not checked.
@@ -49,22 +48,7 @@ fn cuimg(args: &[&str]) -> Output {
 }
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cuimg-hostile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn photo(w: u32, h: u32, seed: u8) -> Image<Rgb8> {
-    Image::from_fn(w, h, |x, y| Rgb8([(x * 7 + y) as u8 ^ seed, (y * 3) as u8, (x + y * 11) as u8 ^ seed]))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    common::temp_in("hostile", name)
 }
 
 /// The names in a folder, sorted.
