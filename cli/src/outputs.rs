@@ -20,20 +20,22 @@ use crate::inputs::{Job, Problem};
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct FileId(u64, u64);
 
-/// The identity of the file `path` reaches (symlinks followed).
+/// The identity of the file `path` reaches (symlinks followed): device and inode on Unix;
+/// elsewhere its canonical path (hashed), the best the platform offers.
 pub fn file_id(path: &Path) -> std::io::Result<FileId> {
-    id_of(&std::fs::metadata(path)?)
-}
-
-#[cfg(unix)]
-fn id_of(meta: &std::fs::Metadata) -> std::io::Result<FileId> {
-    use std::os::unix::fs::MetadataExt;
-    Ok(FileId(meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn id_of(_: &std::fs::Metadata) -> std::io::Result<FileId> {
-    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "file identities need a Unix platform"))
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        Ok(FileId(meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::fs::canonicalize(path)?.hash(&mut h);
+        Ok(FileId(0, h.finish()))
+    }
 }
 
 /// What may be written, decided once before any work.
