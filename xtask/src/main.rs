@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Some("ptx") => ptx::write_committed(),
         Some("verify") => verify::run(args.iter().any(|a| a == "--skip-tests")),
         Some("gpu-bundle") => bundle::run(),
+        Some("coexist") => verify::coexist(),
         Some("ptxas") => ptxas::assemble_all(&ptx::committed_path(), &target_dir().join("cubins")).map(|_| ()),
         _ => {
             eprintln!(
@@ -28,7 +29,8 @@ fn main() -> ExitCode {
                  \n  ptx         build the kernels and write {}\
                  \n  verify      stale-PTX check, ptxas, fmt, clippy, tests, stable build\
                  \n  gpu-bundle  release binaries + run script in gpu-bundle/\
-                 \n  ptxas       assemble the committed PTX for every GPU generation",
+                 \n  ptxas       assemble the committed PTX for every GPU generation\
+                 \n  coexist     build a crate with cuimg and cudarc linking the driver (verify's step)",
                 ptx::committed_path().display()
             );
             return ExitCode::from(2);

@@ -67,12 +67,12 @@ pub fn run(skip_tests: bool) -> Result {
     // files and the image crate's types are optional.
     run::step(
         "build the library without default features (no image crate)",
-        run::cargo().args(["build", "--package", "cuimg", "--no-default-features"]),
+        run::cargo().args(["build", "--package", "cuimg", "--no-default-features", "--features", "cuda-12000"]),
     )?;
 
     // The documentation builds without a warning (broken links, stray HTML), with the
     // default features and without them.
-    for extra in [&[][..], &["--package", "cuimg", "--no-default-features"][..]] {
+    for extra in [&[][..], &["--package", "cuimg", "--no-default-features", "--features", "cuda-12000"][..]] {
         let mut doc = run::cargo();
         doc.args(["doc", "--no-deps"]).args(if extra.is_empty() { &["--workspace"][..] } else { extra });
         doc.env("RUSTDOCFLAGS", "-D warnings");
@@ -88,6 +88,11 @@ pub fn run(skip_tests: bool) -> Result {
             .arg(target_dir().join("coverage"))
             .args(["--", "-Zunstable-options", "--show-coverage"]),
     )?;
+
+    // Beside every other cudarc user (issue 29, part 1): a crate that depends on cuimg
+    // (default features off, so that it imposes no CUDA version) and on cudarc linking the
+    // driver at build time for CUDA 12.8, as candle's `cuda` feature does, builds.
+    coexist()?;
 
     // What crates.io would get: the two published crates packaged (the PTX and SASS travel
     // inside) and built from those packages alone, on stable Rust.
@@ -137,4 +142,37 @@ fn forget_packaged_abi(target: &std::path::Path) -> Result {
         }
     }
     Ok(())
+}
+
+/// Builds, in the target folder, a crate that depends on cuimg and on cudarc with
+/// `dynamic-linking` and `cuda-12080`: once cudarc panicked in its build script when cuimg's
+/// `dynamic-loading` met another crate's `dynamic-linking`, and two version features make
+/// two sets of bindings that collide. A library crate: nothing links, so no driver or CUDA
+/// toolkit is needed here.
+pub fn coexist() -> Result {
+    let dir = target_dir().join("coexist");
+    std::fs::create_dir_all(dir.join("src")).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let host = root().join("host");
+    let manifest = format!(
+        "[package]\nname = \"coexist\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\ncuimg = {{ path = {host:?}, default-features = false, features = [\"io\"] }}\n\
+         cudarc = {{ version = \"0.19.10\", default-features = false, features = [\"std\", \"driver\", \"dynamic-linking\", \"cuda-12080\"] }}\n\n\
+         [workspace]\n"
+    );
+    let lib = "//! cuimg beside another cudarc user.\npub fn best() -> bool {\n    cuimg::Device::best().is_gpu()\n}\n\n\
+               pub fn version() -> u32 {\n    cudarc::driver::sys::CUDA_VERSION\n}\n";
+    let write =
+        |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| format!("writing {name}: {e}"));
+    write("Cargo.toml", &manifest)?;
+    write("src/lib.rs", lib)?;
+    // The workspace's versions, so that nothing new is resolved.
+    std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).map_err(|e| format!("Cargo.lock: {e}"))?;
+    run::step(
+        "a crate with cuimg and cudarc (dynamic-linking, cuda-12080) builds",
+        run::cargo()
+            .args(["build", "--manifest-path"])
+            .arg(dir.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(dir.join("target")),
+    )
 }

@@ -163,9 +163,15 @@ impl std::fmt::Debug for Gpu {
 /// let _ = cuimg::driver_available();
 /// ```
 pub fn driver_available() -> bool {
-    // SAFETY: this only tries to dlopen libcuda (running its initialisers, which the driver
-    // requires to be safe) and closes it again; no symbol is called.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    // By name rather than through cudarc, which offers the check only when it loads the
+    // driver at run time: a build in which another crate has cudarc link it
+    // (`dynamic-linking`) must find it the same way.
+    const NAMES: &[&str] = if cfg!(windows) { &["nvcuda.dll"] } else { &["libcuda.so.1", "libcuda.so"] };
+    NAMES.iter().any(|name| {
+        // SAFETY: this only dlopens the driver library (running its initialisers, which the
+        // driver requires to be safe) and closes it again; no symbol is called.
+        unsafe { libloading::Library::new(name) }.is_ok()
+    })
 }
 
 impl Gpu {
