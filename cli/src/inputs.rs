@@ -86,9 +86,9 @@ fn glob(pattern: &str, files: &mut Vec<PathBuf>, problems: &mut Vec<Problem>) {
     let before = files.len();
     // Each folder once, by identity: a symlink back up the tree (or two to one folder) is
     // not entered again.
-    let entries = walk
-        .into_iter()
-        .filter_entry(|e| !e.file_type().is_dir() || crate::outputs::file_id(e.path()).is_ok_and(|id| seen.insert(id)));
+    let entries = walk.into_iter().filter_entry(|e| {
+        !e.file_type().is_dir() || crate::identity::file_id(e.path()).is_ok_and(|id| seen.insert(id))
+    });
     for entry in entries {
         let entry = match entry {
             Ok(e) => e,

@@ -19,6 +19,7 @@
 
 mod budget;
 mod formats;
+mod identity;
 mod images;
 mod inputs;
 mod outputs;

@@ -142,10 +142,15 @@ impl<'a> TryFrom<&'a DynamicImage> for DynamicView<'a> {
 pub(crate) fn convert_to_8bit(img: &DynamicImage) -> DynamicImage {
     let color = img.color();
     match (color.has_color(), color.has_alpha()) {
-        _ if crate::io::bits_per_sample(color) == 8 => img.clone(),
+        _ if bits_per_sample(color) == 8 => img.clone(),
         (false, false) => DynamicImage::ImageLuma8(img.to_luma8()),
         (false, true) => DynamicImage::ImageLumaA8(img.to_luma_alpha8()),
         (true, false) => DynamicImage::ImageRgb8(img.to_rgb8()),
         (true, true) => DynamicImage::ImageRgba8(img.to_rgba8()),
     }
+}
+
+/// Bits of each channel's sample: 8, 16 or 32 (float).
+pub(crate) fn bits_per_sample(color: image::ColorType) -> u16 {
+    color.bits_per_pixel() / u16::from(color.channel_count())
 }

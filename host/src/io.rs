@@ -54,7 +54,7 @@ fn decode(bytes: &[u8], path: &Path, depth: Depth, limits: &Limits, bytes_per_pi
     reader.limits(image_limits);
     let mut decoder = reader.into_decoder().map_err(failed)?;
     let color = image::ImageDecoder::color_type(&decoder);
-    let bits = bits_per_sample(color);
+    let bits = crate::image_crate::bits_per_sample(color);
     if depth == Depth::Refuse && bits > 8 {
         return Err(Error::UnsupportedFormat(format!(
             "{}: {color:?} samples ({bits} bits per channel); load it with cuimg::io::load_converted \
@@ -211,12 +211,7 @@ pub fn bits_per_channel(bytes: &[u8]) -> Option<u8> {
     use image::ImageDecoder;
     let reader = image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format().ok()?;
     let color = reader.into_decoder().ok()?.color_type();
-    Some(bits_per_sample(color) as u8)
-}
-
-/// Bits of each channel's sample: 8, 16 or 32 (float).
-pub(crate) fn bits_per_sample(color: image::ColorType) -> u16 {
-    color.bits_per_pixel() / u16::from(color.channel_count())
+    Some(crate::image_crate::bits_per_sample(color) as u8)
 }
 
 /// `img` with every sample rounded to 8 bits, for formats cuimg refuses as they are

@@ -1,6 +1,6 @@
 //! Building the kernels crate into the PTX module the host embeds.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::{Result, root, run, target_dir};
 
@@ -62,7 +62,7 @@ pub fn check(ptx: &str) -> Result {
 pub fn write_committed() -> Result {
     let ptx = build()?;
     let path = committed_path();
-    write(&path, &ptx)?;
+    run::write(&path, &ptx)?;
     eprintln!("wrote {} ({} kernels, {} bytes)", path.display(), kernels(&ptx).len(), ptx.len());
     let dir = path.parent().expect("the PTX has a folder");
     for old in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
@@ -78,7 +78,7 @@ pub fn write_committed() -> Result {
         std::fs::write(dir.join(format!("sm_{a}.cubin.deflate")), crate::ptxas::deflate(&cubin))
             .map_err(|e| format!("writing the sm_{a} cubin: {e}"))?;
     }
-    write(&dir.join("cubins.rs"), &crate::ptxas::cubin_table(&archs))?;
+    run::write(&dir.join("cubins.rs"), &crate::ptxas::cubin_table(&archs))?;
     eprintln!("wrote {} cubins and cubins.rs in {}", archs.len(), dir.display());
     Ok(())
 }
@@ -105,13 +105,6 @@ pub fn check_cubins() -> Result {
     }
     eprintln!("    SASS is fresh: {} cubins", archs.len());
     Ok(())
-}
-
-pub fn write(path: &Path, text: &str) -> Result {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    }
-    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 /// The names of the kernels (`.entry`) in a PTX module.

@@ -94,7 +94,7 @@ pub fn assemble_all(ptx: &Path, out_dir: &Path) -> Result<Vec<u32>> {
         report.push_str(&format!("## sm_{arch}\n{text}\n"));
     }
     let path = target_dir().join("ptxas-report.txt");
-    crate::ptx::write(&path, &report)?;
+    crate::run::write(&path, &report)?;
     eprintln!("    resource report: {}", path.display());
     Ok(archs)
 }

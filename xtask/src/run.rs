@@ -76,3 +76,10 @@ pub fn kernels_cargo() -> Result<Command> {
     c.current_dir(root().join("kernels-gpu"));
     Ok(c)
 }
+
+pub fn write(path: &std::path::Path, text: &str) -> Result {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}

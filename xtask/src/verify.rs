@@ -9,7 +9,7 @@ pub fn run(skip_tests: bool) -> Result {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     if fresh != committed {
         let copy = target_dir().join("cuimg_kernels.fresh.ptx");
-        ptx::write(&copy, &fresh)?;
+        run::write(&copy, &fresh)?;
         return Err(format!(
             "stale PTX: {} differs from what kernels-gpu builds now (fresh copy: {}); run `cargo xtask ptx` and commit the result",
             path.display(),

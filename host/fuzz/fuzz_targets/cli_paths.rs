@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 
+#[path = "../../../cli/src/identity.rs"]
+mod identity;
 #[path = "../../../cli/src/inputs.rs"]
 mod inputs;
 #[path = "../../../cli/src/outputs.rs"]
