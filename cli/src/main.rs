@@ -822,7 +822,11 @@ fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
         // admitted against the memory budget before it is read.
         let bytes_per_pixel = S::CHANNELS as u32;
         for (k, chunk) in jobs.chunks(16).enumerate() {
-            let read: Vec<_> = chunk.par_iter().map(|(input, _)| run.read(input, bytes_per_pixel)).collect();
+            // Admitted here, read on all cores: a rayon thread waiting for memory could hold
+            // up the batched decoder's checks, which run on rayon's threads too.
+            let admitted: Vec<_> = chunk.iter().map(|(input, _)| run.admit(input, bytes_per_pixel)).collect();
+            let read: Vec<_> =
+                admitted.into_par_iter().map(|file| Some(file?.and_then(|file| run.read_admitted(file)))).collect();
             for (j, bytes) in read.into_iter().enumerate() {
                 let i = k * 16 + j;
                 match bytes {
@@ -888,12 +892,29 @@ fn decode_and_upload<S: GpuDecode>(s: &Stream, raw: &[u8], input: &Path, run: &R
     run.stages.time(Stage::Upload, || s.upload(&img.view()))
 }
 
-/// Up to `n` files from the reader (fewer only at the end); `None` when none are left.
-/// Waits for all `n` under the lock: the hardware decoder wants whole batches.
+/// Up to `n` files from the reader; `None` when none are left. Waits for the first, then
+/// up to [`BATCH_WAIT`] more for the rest of a batch (the hardware decoder wants whole
+/// batches, and the reader is usually far enough ahead to fill one at once), under the
+/// lock. Never for ever: with a memory budget of a few files, a batch of 32 never fills,
+/// and a decoder waiting for it, holding the queue, stalled the run (seen on the H100 with
+/// `--memory 9M`: the files it held were the only ones admitted).
 fn take(files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>, n: usize) -> Option<Vec<(usize, Vec<u8>)>> {
-    let rx = files.lock().unwrap_or_else(|e| e.into_inner());
-    let batch: Vec<_> = rx.iter().take(n).collect();
-    (!batch.is_empty()).then_some(batch)
+    take_within(&files.lock().unwrap_or_else(|e| e.into_inner()), n, BATCH_WAIT)
+}
+
+/// How long a batch may wait to fill once its first file is there.
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+fn take_within<T>(rx: &std::sync::mpsc::Receiver<T>, n: usize, wait: std::time::Duration) -> Option<Vec<T>> {
+    let mut batch = vec![rx.recv().ok()?];
+    let deadline = Instant::now() + wait;
+    while batch.len() < n {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(item) => batch.push(item),
+            Err(_) => break, // the time is up, or the reader is done
+        }
+    }
+    Some(batch)
 }
 
 /// A decoder's loop: `n` files at a time from the reader through [`decode_and_apply`], until
@@ -1009,5 +1030,25 @@ fn encode_and_write<Q: GpuJpeg>(
                 run.fail(out, "the writer threads stopped");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    /// A batch fills from what is there, waits a little for the rest, and never for ever.
+    #[test]
+    fn batches_wait_a_little_and_never_for_ever() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for i in 0..40 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(super::take_within(&rx, 32, Duration::from_secs(60)).unwrap().len(), 32, "a full batch at once");
+        let start = Instant::now();
+        assert_eq!(super::take_within(&rx, 32, Duration::from_millis(100)).unwrap().len(), 8);
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        drop(tx);
+        assert!(super::take_within(&rx, 32, Duration::from_millis(100)).is_none(), "none left");
     }
 }

@@ -71,6 +71,14 @@ impl Run<'_> {
     /// held at `bytes_per_pixel`) and admitting its work against the memory budget. `None`
     /// once the run is stopping: the job is left for [`Run::unfinished`].
     pub fn read(&self, input: &Path, bytes_per_pixel: u32) -> Option<cuimg::Result<(Header, Vec<u8>)>> {
+        let file = self.admit(input, bytes_per_pixel)?;
+        Some(file.and_then(|file| self.read_admitted(file)))
+    }
+
+    /// The first half of [`Run::read`]: the checks and the admission, which may wait for
+    /// memory. A reader that reads on rayon's threads admits on its own thread first, so
+    /// that no pool thread waits for memory that only work needing the pool can free.
+    pub fn admit(&self, input: &Path, bytes_per_pixel: u32) -> Option<cuimg::Result<cuimg::io::CheckedFile>> {
         if STOP.load(Relaxed) || self.halted().is_some() {
             return None;
         }
@@ -94,8 +102,13 @@ impl Run<'_> {
         if self.stages.span("wait for memory", || self.budget.admit(i, cost, &STOP)).is_err() {
             return None; // stopping
         }
+        Some(Ok(file))
+    }
+
+    /// The second half of [`Run::read`]: the whole file, once admitted.
+    pub fn read_admitted(&self, file: cuimg::io::CheckedFile) -> cuimg::Result<(Header, Vec<u8>)> {
         let header = file.header;
-        Some(self.stages.time(Stage::Read, || file.read()).map(|bytes| (header, bytes)))
+        self.stages.time(Stage::Read, || file.read()).map(|bytes| (header, bytes))
     }
 
     /// A warning about one file (what it lost), printed above the progress bar.

@@ -465,3 +465,24 @@ fn peak_memory_stays_within_the_budget() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A budget of a few files' worth on a folder of JPEGs (on a GPU: the nvJPEG path, whose
+/// reader admits files while the batched decoder checks them on rayon's threads) ends, with
+/// every file written, for each command's path.
+#[test]
+fn a_small_budget_never_stalls_the_run() {
+    let dir = temp("small-budget");
+    let inp = dir.join("in");
+    std::fs::create_dir_all(&inp).unwrap();
+    let jpg = cuimg::io::encode(&photo(640, 480, 3), cuimg::io::Format::Jpeg { quality: 85 }).unwrap();
+    for i in 0..40 {
+        std::fs::write(inp.join(format!("p{i:02}.jpg")), &jpg).unwrap();
+    }
+    for op in ["gray", "equalize"] {
+        let out = dir.join(format!("out-{op}"));
+        // About three files' cost (file + 3 images of 640x480x3).
+        let o = cuimg_within(Duration::from_secs(120), &[op, s(&inp), "-o", s(&out), "--memory", "9M"]);
+        assert_eq!(o.status.code(), Some(0), "{op}: {}", stderr(&o));
+        assert_eq!(names(&out).len(), 40, "{op}");
+    }
+}
