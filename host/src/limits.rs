@@ -39,9 +39,10 @@ pub struct Limits {
     pub max_file_bytes: u64,
     /// JPEG only: pixels the frame header declares per byte of entropy-coded data (the bytes
     /// from the first scan to the end of the file). Default 512, a bound no whole Huffman
-    /// JPEG passes: every scan that codes DC values spends at least one bit on each 8x8 block
-    /// of the full-resolution component (a Huffman code is at least one bit long), which is
-    /// 64 pixels a bit, 512 a byte. A file claiming more is cut short or made to exhaust
+    /// JPEG exceeds: every scan that codes DC values spends at least one bit on each 8x8
+    /// block of the full-resolution component (a Huffman code is at least one bit long),
+    /// which is 64 pixels a bit, 512 a byte. (Arithmetic coding can do with less, but no
+    /// decoder cuimg uses reads it.) A file claiming more is cut short or made to exhaust
     /// memory: the bombs (31 KB claiming 65535 x 65535, 35 KB claiming 40000 x
     /// 40000) claim about 138,000 and 45,000 a byte.
     pub max_jpeg_pixels_per_byte: u64,
