@@ -3,7 +3,6 @@
 
 #[cfg(feature = "bench-knobs")]
 mod imp {
-    use crate::ops::lut::Order;
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
     /// Grid size of the 1-D kernels, in waves of resident blocks (1 = one block per resident
@@ -56,15 +55,13 @@ mod imp {
         Some(bytes)
     }
 
-    pub fn equalize_apply_order() -> Order {
-        if EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1 { Order::Reverse } else { Order::Forward }
+    pub fn equalize_apply_reversed() -> bool {
+        EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1
     }
 }
 
 #[cfg(not(feature = "bench-knobs"))]
 mod imp {
-    use crate::ops::lut::Order;
-
     pub fn grid_waves() -> u32 {
         1
     }
@@ -81,8 +78,8 @@ mod imp {
         true
     }
 
-    pub fn equalize_apply_order() -> Order {
-        Order::Reverse
+    pub fn equalize_apply_reversed() -> bool {
+        true
     }
 
     pub fn module_file() -> Option<Vec<u8>> {
@@ -93,5 +90,5 @@ mod imp {
 #[cfg(feature = "bench-knobs")]
 pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
 pub(crate) use imp::{
-    equalize_apply_order, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, module_file,
+    equalize_apply_reversed, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, module_file,
 };

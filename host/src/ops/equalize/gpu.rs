@@ -87,7 +87,7 @@ impl Stream {
     /// channel) through the identity.
     fn equalize_per_channel<P: Pixel>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
         let tables = self.equalization_tables(src)?;
-        self.apply_lut_at(src, dst, tables, knobs::equalize_apply_order())
+        self.apply_lut_at(src, dst, tables, apply_order())
     }
 
     /// The equalization tables of `src`, one per channel (alpha, the last channel where there
@@ -144,7 +144,7 @@ impl Stream {
         validate::countable(img.width(), img.height())?;
         self.check_context("the equalize image", img.img.buf.context())?;
         let tables = self.equalization_tables(&img.as_view())?;
-        self.apply_lut_in_place_at(&mut img, tables, knobs::equalize_apply_order())
+        self.apply_lut_in_place_at(&mut img, tables, apply_order())
     }
 
     fn equalize_luma<P: Color>(&self, src: &DeviceView<'_, P>, dst: &mut DeviceViewMut<'_, P>) -> Result<()> {
@@ -403,5 +403,16 @@ impl Gpu {
         let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
         s.equalize_color_batch(&src, &mut dst, mode)?;
         s.download_batch(&dst)
+    }
+}
+
+/// The order equalization applies its table in: reversed by default (the part of the image
+/// the histogram read last, still in L2, first), forward through the benchmark knob
+/// `cuimg::bench::EQUALIZE_REVERSE_APPLY`. The runtime's knob is a bool: it knows no
+/// operation's types.
+fn apply_order() -> crate::ops::lut::Order {
+    match knobs::equalize_apply_reversed() {
+        true => crate::ops::lut::Order::Reverse,
+        false => crate::ops::lut::Order::Forward,
     }
 }
