@@ -13,196 +13,26 @@
 //! Memory is bounded however long the input: a window of images may be in flight between the
 //! reader and the collector.
 
+mod pool;
+mod queue;
+mod report;
+
 use std::borrow::Borrow;
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Condvar, Mutex};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaEvent;
 use cudarc::driver::sys::CUevent_flags;
-use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::pixel::Pixel;
 use crate::runtime::{DeviceImage, Gpu, PinnedImage, Stream, is_registered};
 
-/// Several GPUs of one host, each with its own context and streams.
-///
-/// ```
-/// # fn main() -> Result<(), cuimg::Error> {
-/// let pool = match cuimg::GpuPool::all() {
-///     Ok(pool) => pool,
-///     Err(e) if e.is_no_gpu() => return Ok(()),
-///     Err(e) => return Err(e),
-/// };
-/// println!("{} GPUs: {}", pool.len(), pool.gpus().iter().map(|g| g.name()).collect::<Vec<_>>().join(", "));
-/// # Ok(()) }
-/// ```
-#[derive(Clone, Debug)]
-pub struct GpuPool {
-    gpus: Vec<Gpu>,
-}
-
-impl GpuPool {
-    /// Every GPU the driver sees.
-    pub fn all() -> Result<GpuPool> {
-        if !crate::driver_available() {
-            return Gpu::new().map(|g| GpuPool { gpus: vec![g] });
-        }
-        let n = cudarc::driver::CudaContext::device_count()
-            .map_err(|e| Error::NoDevice(format!("the driver found no usable GPU ({e})")))?;
-        GpuPool::with_devices(&(0..n.max(0) as usize).collect::<Vec<_>>())
-    }
-
-    /// The GPUs of these ordinals; [`Error::NoDevice`] names one the driver does not see.
-    pub fn with_devices(ordinals: &[usize]) -> Result<GpuPool> {
-        if ordinals.is_empty() {
-            return Err(Error::NoDevice("a GPU pool needs at least one GPU".into()));
-        }
-        Ok(GpuPool { gpus: ordinals.iter().map(|&o| Gpu::with_device(o)).collect::<Result<_>>()? })
-    }
-
-    /// A pool of GPUs already open.
-    pub fn from_gpus(gpus: Vec<Gpu>) -> Result<GpuPool> {
-        if gpus.is_empty() {
-            return Err(Error::NoDevice("a GPU pool needs at least one GPU".into()));
-        }
-        Ok(GpuPool { gpus })
-    }
-
-    pub fn gpus(&self) -> &[Gpu] {
-        &self.gpus
-    }
-
-    /// Number of GPUs.
-    pub fn len(&self) -> usize {
-        self.gpus.len()
-    }
-
-    /// Never true: a pool has at least one GPU.
-    pub fn is_empty(&self) -> bool {
-        self.gpus.is_empty()
-    }
-
-    /// Runs `f` on each GPU with a contiguous share of `items` (shares in proportion to
-    /// `weight`, e.g. pixels), all GPUs at once, and concatenates the results in order.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), cuimg::Error> {
-    /// # let pool = match cuimg::GpuPool::all() { Ok(p) => p, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
-    /// use cuimg::{GrayWeights, Image, Rgb8};
-    /// let images: Vec<_> = (0..10).map(|i| Image::<Rgb8>::filled(64, 32 + i, i as u8)).collect();
-    /// let views: Vec<_> = images.iter().map(|i| i.view()).collect();
-    /// let gray = pool.split(&views, |v| v.width() as u64 * v.height() as u64, |gpu, share| {
-    ///     gpu.grayscale_batch(share, GrayWeights::Bt601)
-    /// })?;
-    /// assert_eq!(gray.len(), 10);
-    /// assert_eq!(gray[9].get(0, 0).0, [9]);
-    /// # Ok(()) }
-    /// ```
-    pub fn split<T: Sync, R: Send>(
-        &self,
-        items: &[T],
-        weight: impl Fn(&T) -> u64,
-        f: impl Fn(&Gpu, &[T]) -> Result<Vec<R>> + Sync,
-    ) -> Result<Vec<R>> {
-        let total: u64 = items.iter().map(&weight).sum::<u64>().max(1);
-        let mut shares = Vec::with_capacity(self.gpus.len());
-        let (mut start, mut acc) = (0usize, 0u64);
-        for g in 0..self.gpus.len() {
-            let goal = total * (g as u64 + 1) / self.gpus.len() as u64;
-            let mut end = start;
-            while end < items.len() && (acc < goal || g + 1 == self.gpus.len()) {
-                acc += weight(&items[end]);
-                end += 1;
-            }
-            shares.push(&items[start..end]);
-            start = end;
-        }
-        let results: Vec<Result<Vec<R>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .gpus
-                .iter()
-                .zip(&shares)
-                .filter(|(_, share)| !share.is_empty())
-                .map(|(gpu, share)| {
-                    let f = &f;
-                    scope.spawn(move || f(gpu, share))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("a GPU worker panicked")).collect()
-        });
-        let mut out = Vec::with_capacity(items.len());
-        for r in results {
-            out.extend(r?);
-        }
-        Ok(out)
-    }
-}
-
-/// Where the time of a pipeline run went: host copies in and out, and the device time of
-/// uploads, kernels and downloads (summed over images; they overlap, so the sums exceed the
-/// wall time).
-#[derive(Clone, Debug, Default)]
-pub struct Report {
-    pub images: usize,
-    pub failed: usize,
-    pub wall: Duration,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    pub host_in: Duration,
-    pub upload: Duration,
-    pub kernel: Duration,
-    pub download: Duration,
-    pub host_out: Duration,
-    /// Images per GPU, by pool order.
-    pub per_gpu: Vec<usize>,
-    /// Why worker threads could not start (their streams or buffers), when others did and
-    /// took their share of the images.
-    pub worker_errors: Vec<String>,
-}
-
-impl Report {
-    pub fn images_per_second(&self) -> f64 {
-        self.images as f64 / self.wall.as_secs_f64().max(1e-9)
-    }
-
-    fn add(&mut self, t: &SlotTimes) {
-        self.host_in += t.host_in;
-        self.upload += t.upload;
-        self.kernel += t.kernel;
-        self.download += t.download;
-        self.host_out += t.host_out;
-    }
-}
-
-impl std::fmt::Display for Report {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        writeln!(
-            f,
-            "{} images ({} failed) in {:.1} ms: {:.0} images/s, {:.2} GB/s in, {:.2} GB/s out",
-            self.images,
-            self.failed,
-            ms(self.wall),
-            self.images_per_second(),
-            self.bytes_in as f64 / self.wall.as_secs_f64().max(1e-9) / 1e9,
-            self.bytes_out as f64 / self.wall.as_secs_f64().max(1e-9) / 1e9,
-        )?;
-        let n = self.images.max(1) as f64;
-        for (stage, d) in [
-            ("host copy in", self.host_in),
-            ("upload", self.upload),
-            ("kernels", self.kernel),
-            ("download", self.download),
-            ("host copy out", self.host_out),
-        ] {
-            writeln!(f, "  {stage:<14} {:>10.1} ms total, {:>8.3} ms per image", ms(d), ms(d) / n)?;
-        }
-        write!(f, "  images per GPU: {:?}", self.per_gpu)
-    }
-}
+pub use pool::GpuPool;
+use queue::{Pop, Window, WorkQueue, copy_parallel};
+pub use report::Report;
+use report::SlotTimes;
 
 /// Streams host images through one GPU or a pool; see the module note.
 ///
@@ -235,16 +65,6 @@ pub struct Pipeline {
     keep: usize,
 }
 
-/// Device time of one image's stages, from its slot's events, and host time around them.
-#[derive(Clone, Copy, Debug, Default)]
-struct SlotTimes {
-    host_in: Duration,
-    upload: Duration,
-    kernel: Duration,
-    download: Duration,
-    host_out: Duration,
-}
-
 /// One image in flight on a slot. The input is held until the slot finishes: an upload
 /// straight from page-locked input memory reads it asynchronously.
 struct InFlight<T> {
@@ -267,123 +87,6 @@ struct Buffers<P: Pixel, Q: Pixel> {
     pin_out: PinnedImage<Q>,
     dev_in: DeviceImage<P>,
     dev_out: DeviceImage<Q>,
-}
-
-/// A bounded multi-consumer queue of work: the reader pushes (waiting while it is full),
-/// workers pop without holding the lock while they wait.
-struct WorkQueue<T> {
-    /// The items, whether the feeder is done, and whether the workers are all gone.
-    state: Mutex<(VecDeque<T>, bool, bool)>,
-    not_empty: Condvar,
-    not_full: Condvar,
-    cap: usize,
-}
-
-/// What a pop found.
-enum Pop<T> {
-    Item(T),
-    Empty,
-    Closed,
-}
-
-impl<T> WorkQueue<T> {
-    fn new(cap: usize) -> WorkQueue<T> {
-        WorkQueue {
-            state: Mutex::new((VecDeque::new(), false, false)),
-            not_empty: Condvar::new(),
-            not_full: Condvar::new(),
-            cap,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<T>, bool, bool)> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Queues `item`, waiting while the queue is full; false (the item dropped) once no
-    /// worker is left to take it.
-    fn push(&self, item: T) -> bool {
-        let mut st = self.lock();
-        while st.0.len() >= self.cap && !st.2 {
-            st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-        if st.2 {
-            return false;
-        }
-        st.0.push_back(item);
-        self.not_empty.notify_one();
-        true
-    }
-
-    /// No worker is left: what is queued is dropped, and pushes fail from now on.
-    fn abandon(&self) {
-        let mut st = self.lock();
-        st.2 = true;
-        st.0.clear();
-        self.not_full.notify_all();
-    }
-
-    fn close(&self) {
-        self.lock().1 = true;
-        self.not_empty.notify_all();
-    }
-
-    /// The next item; with `wait`, blocks until there is one or the queue is closed.
-    fn pop(&self, wait: bool) -> Pop<T> {
-        let mut st = self.lock();
-        loop {
-            if let Some(item) = st.0.pop_front() {
-                self.not_full.notify_one();
-                return Pop::Item(item);
-            }
-            if st.1 {
-                return Pop::Closed;
-            }
-            if !wait {
-                return Pop::Empty;
-            }
-            st = self.not_empty.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-/// A counting semaphore: how many images may be between the reader and the collector.
-struct Window {
-    free: Mutex<usize>,
-    cv: Condvar,
-}
-
-impl Window {
-    fn acquire(&self) {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            free = self.cv.wait(free).unwrap_or_else(|e| e.into_inner());
-        }
-        *free -= 1;
-    }
-
-    fn release(&self) {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.cv.notify_one();
-    }
-}
-
-/// Copies `src` into `dst` (same length) on all cores when it is large, on a thread pool of
-/// the pipeline's own: the caller's input iterator may be fed by tasks of rayon's global
-/// pool that block until the pipeline takes their images (a decoder sending into a bounded
-/// channel), and a copy waiting for those threads would never run.
-fn copy_parallel(dst: &mut [u8], src: &[u8]) {
-    const CHUNK: usize = 1 << 20;
-    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        let n = std::thread::available_parallelism().map_or(4, |n| n.get()).min(8);
-        rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("cuimg-copy-{i}")).build().ok()
-    });
-    match pool {
-        Some(pool) if src.len() >= 2 * CHUNK => pool
-            .install(|| dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s))),
-        _ => dst.copy_from_slice(src),
-    }
 }
 
 impl Pipeline {
@@ -459,7 +162,7 @@ impl Pipeline {
         let lanes = self.gpus.len() * self.threads * self.depth;
         // Room for every slot to hold an image, as many again waiting, and results the
         // collector holds back for order.
-        let window = Window { free: Mutex::new(4 * lanes + self.gpus.len()), cv: Condvar::new() };
+        let window = Window::new(4 * lanes + self.gpus.len());
         let work = WorkQueue::<(usize, T)>::new(lanes);
         // Workers still running: the last to end abandons the queue, so a feeder whose
         // workers all failed to start never waits for room in it.
