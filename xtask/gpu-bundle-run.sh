@@ -7,7 +7,7 @@
 #                       leak checking), racecheck, synccheck, initcheck; exits non-zero on any
 #                       finding (SANITIZE_TOOLS, SANITIZE_ONLY, SANITIZE_JOBS, SANITIZE_LIMIT
 #                       change the run; all logs in sanitize-logs.tar.gz)
-#   ./run.sh soak       the 10,000-operation soak (tests/soak.rs), memory reported
+#   ./run.sh soak       the 10,000-operation soak (tests/tests/soak.rs), memory reported
 #   ./run.sh bench [args]  the kernel benchmark (writes to $OUT/bench or ./out/bench)
 #   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
 #   ./run.sh clahe [args]  CLAHE on the GPU, then OpenCV's CPU CLAHE on all cores (writes to $OUT/clahe)

@@ -162,7 +162,7 @@ pub enum Error {
     /// left CUDA unusable in this process. The driver documents that the process is then "in
     /// an inconsistent state and any further CUDA work will return the same error. To
     /// continue using CUDA, the process must be terminated and relaunched", and it refuses
-    /// even a new context (seen on an H100, driver 580: tests/fault.rs). cuimg returns this
+    /// even a new context (seen on an H100, driver 580: tests/tests/fault.rs). cuimg returns this
     /// error from every later call, [`Gpu::new`](crate::Gpu::new) included, instead of
     /// panicking or hanging, and dropping its images, streams and GPUs stays safe: finish
     /// or save what the CPU holds, then restart the process (a worker process per GPU job

@@ -721,7 +721,7 @@ impl Jpeg {
     /// decoded without converting its color planes to RGB, as libjpeg's grayscale output and
     /// OpenCV's `imread(path, IMREAD_GRAYSCALE)` do: the encoder made that plane with the
     /// BT.601 weights [`Stream::grayscale`] uses, from the original pixels, so it differs from
-    /// decoding to RGB and converting by rounding only (the bound is in `tests/jpeg.rs`). CMYK
+    /// decoding to RGB and converting by rounding only (the bound is in `tests/tests/jpeg.rs`). CMYK
     /// files and files coded in RGB are decoded to RGB and converted.
     ///
     /// ```

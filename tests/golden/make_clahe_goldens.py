@@ -1,5 +1,5 @@
 """Writes opencv-clahe.txt: digests of OpenCV's CLAHE (createCLAHE(clip, grid).apply) on 8-bit
-gray images, which tests/clahe.rs compares cuimg's CLAHE with.
+gray images, which tests/tests/clahe.rs compares cuimg's CLAHE with.
 
 Run where OpenCV is (the lent GPU machine has OpenCV 5.0):
     python3 make_clahe_goldens.py ../../../shared/images [DEBUG_DIR]

@@ -136,7 +136,7 @@ fn warm_up(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<()> {
 
 /// The device's primary context (the one the CUDA runtime and other libraries share, so
 /// their memory can be used here). After a device fault the driver refuses it, and every
-/// other context, to the whole process (tests/fault.rs): that is [`Error::ContextLost`], not
+/// other context, to the whole process (tests/tests/fault.rs): that is [`Error::ContextLost`], not
 /// "no device".
 fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
     match CudaContext::new(ordinal).and_then(|ctx| ctx.synchronize().map(|()| ctx)) {

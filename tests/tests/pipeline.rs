@@ -25,7 +25,7 @@ fn inputs(n: usize) -> Vec<Image<Rgb8>> {
 
 /// One worker thread per GPU under the sanitizers: racecheck 2025.3 lost track of kernels
 /// launched from several threads at once ("Internal Sanitizer Error"), in every run of this
-/// binary. Several threads are tested without it (tests/concurrent.rs, and this file).
+/// binary. Several threads are tested without it (tests/tests/concurrent.rs, and this file).
 fn one_thread_when_sanitizing(p: Pipeline) -> Pipeline {
     if cuimg_tests::sanitizing() { p.threads(1) } else { p }
 }

@@ -134,11 +134,11 @@ fn batches_report_each_bad_file_alone() {
 /// The files of tests/data/jpeg, embedded (the GPU bundle runs this binary elsewhere).
 fn data(name: &str) -> Vec<u8> {
     match name {
-        "source.png" => include_bytes!("data/jpeg/source.png").to_vec(),
-        "progressive.jpg" => include_bytes!("data/jpeg/progressive.jpg").to_vec(),
-        "restart.jpg" => include_bytes!("data/jpeg/restart.jpg").to_vec(),
-        "cmyk.jpg" => include_bytes!("data/jpeg/cmyk.jpg").to_vec(),
-        "truncated.png" => include_bytes!("data/jpeg/truncated.png").to_vec(),
+        "source.png" => include_bytes!("../data/jpeg/source.png").to_vec(),
+        "progressive.jpg" => include_bytes!("../data/jpeg/progressive.jpg").to_vec(),
+        "restart.jpg" => include_bytes!("../data/jpeg/restart.jpg").to_vec(),
+        "cmyk.jpg" => include_bytes!("../data/jpeg/cmyk.jpg").to_vec(),
+        "truncated.png" => include_bytes!("../data/jpeg/truncated.png").to_vec(),
         _ => panic!("no test file {name}"),
     }
 }

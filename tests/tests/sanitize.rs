@@ -399,7 +399,7 @@ fn gather_every_element_size_looping() {
 /// Several streams at once, each its own chain of kernels over shared read-only inputs, all
 /// queued before any result is read. One host thread queues them: racecheck 2025.3 once lost
 /// track of a launch ("Internal Sanitizer Error") with four threads launching at once, and
-/// tests/concurrent.rs covers many threads.
+/// tests/tests/concurrent.rs covers many threads.
 #[test]
 fn several_streams_at_once() {
     let Some(gpu) = gpu() else { return };

@@ -198,7 +198,7 @@ fn corrupt_files_are_decode_errors_and_missing_ones_io_errors() {
             assert!(matches!(&err, Error::Decode { path: p, .. } if p == &path), "{name}: {err}");
         }
     }
-    // A missing file is an I/O error, not a decode error (tests/interop.rs has the rest).
+    // A missing file is an I/O error, not a decode error (tests/tests/interop.rs has the rest).
     assert!(matches!(cuimg::io::load_rgb(dir.join("missing.png")).unwrap_err(), Error::Io { .. }));
     let img = Image::<Gray8>::filled(2, 2, 1);
     assert!(matches!(cuimg::io::save(&img, dir.join("x.nope")).unwrap_err(), Error::Encode { .. }));
