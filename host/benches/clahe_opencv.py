@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import cv2
 import numpy as np
 
-images = sys.argv[1] if len(sys.argv) > 1 else "../shared/images"
+images = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/data/photos")
 out = sys.argv[2] if len(sys.argv) > 2 else None
 cores = os.cpu_count()
 rgb = cv2.cvtColor(cv2.imread(os.path.join(images, "coffee.png")), cv2.COLOR_BGR2RGB)

@@ -2,8 +2,8 @@
 gray images, which tests/tests/clahe.rs compares cuimg's CLAHE with.
 
 Run where OpenCV is (the lent GPU machine has OpenCV 5.0):
-    python3 make_clahe_goldens.py ../../../shared/images [DEBUG_DIR]
-Inputs are the shared photos or splitmix64 images (tests/harness.rs makes the same bytes),
+    python3 make_clahe_goldens.py ../data/photos [DEBUG_DIR]
+Inputs are the repository's photos (tests/data/photos) or splitmix64 images (tests/harness.rs makes the same bytes),
 so only digests (FNV-1a 64) are committed. With DEBUG_DIR, the outputs of two cases are also
 written there as raw bytes, to find the first differing pixel where no OpenCV is at hand.
 """

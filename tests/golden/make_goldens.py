@@ -1,7 +1,7 @@
 """Writes opencv.txt: digests of OpenCV's own outputs, which the Rust tests compare with.
 
-Run with opencv-python-headless and numpy installed:  python3 make_goldens.py ../../../shared/images
-Inputs are either the shared photos or pseudo-random images from splitmix64, which
+Run with opencv-python-headless and numpy installed:  python3 make_goldens.py ../data/photos
+Inputs are either the repository's photos (tests/data/photos) or pseudo-random images from splitmix64, which
 tests/harness.rs implements identically, so only digests (FNV-1a 64) need committing.
 """
 import sys

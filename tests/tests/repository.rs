@@ -15,14 +15,15 @@ fn repo() -> Option<PathBuf> {
     None
 }
 
-/// Every `.rs` file under `dir`, skipping build outputs.
+/// Every source file (Rust, the golden makers' and benchmarks' Python, the run scripts)
+/// under `dir`, skipping build outputs.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
         let name = entry.file_name();
         if path.is_dir() && name != "target" && name != "corpus" && name != "artifacts" {
             sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "py" || e == "sh") {
             out.push(path);
         }
     }
