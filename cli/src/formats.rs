@@ -10,15 +10,13 @@
 //! | lut       | gray         | gray + alpha (alpha kept) | RGB          | RGBA (alpha kept)    |
 //! | clahe     | gray         | gray (alpha dropped)      | RGB          | RGBA                 |
 //!
-//! The same calls run on the CPU ([`Cpu`]: `cuimg::cpu`) and on a GPU (`cuimg::Gpu`), with
-//! the same bytes.
+//! The same calls run on a `cuimg::Device`: all CPU cores, or a GPU, with the same bytes.
 
 use std::path::Path;
 
 use cuimg::io::Format;
 use cuimg::limits::{FileFormat, Header};
-use cuimg::{Clahe, Color, EqualizeMode, Gray, Gray8, GrayWeights, Histogram, Image, ImageView, La8, Lut, Pixel};
-use cuimg::{Rgb8, Rgba8, cpu};
+use cuimg::{Clahe, Device, EqualizeMode, Gray8, GrayWeights, Histogram, Image, La8, Lut, Rgb8, Rgba8};
 
 /// A decoded image in its own format.
 pub enum Any {
@@ -94,7 +92,7 @@ impl Any {
     }
 
     /// The histogram's columns and bins, channel by channel.
-    pub fn histogram(&self, e: &impl Engine) -> cuimg::Result<(&'static [&'static str], Histogram)> {
+    pub fn histogram(&self, e: &Device) -> cuimg::Result<(&'static [&'static str], Histogram)> {
         Ok(match self {
             Any::Gray(i) => (&["gray"], e.histogram(&i.view())?),
             Any::La(i) => (&["gray", "alpha"], e.histogram(&i.view())?),
@@ -104,87 +102,8 @@ impl Any {
     }
 }
 
-/// The calls a command makes, on the CPU or on a GPU.
-pub trait Engine {
-    fn grayscale<P: Color>(&self, src: &ImageView<'_, P>) -> cuimg::Result<Image<Gray8>>;
-    fn black_and_white<P: Color>(&self, src: &ImageView<'_, P>) -> cuimg::Result<Image<P>>;
-    fn equalize<P: Gray>(&self, src: &ImageView<'_, P>) -> cuimg::Result<Image<P>>;
-    fn equalize_color<P: Color>(&self, src: &ImageView<'_, P>) -> cuimg::Result<Image<P>>;
-    fn apply_luts<P: Pixel>(&self, src: &ImageView<'_, P>, luts: &[Lut]) -> cuimg::Result<Image<P>>;
-    fn clahe(&self, src: &ImageView<'_, Gray8>, p: Clahe) -> cuimg::Result<Image<Gray8>>;
-    fn clahe_color<P: Color>(&self, src: &ImageView<'_, P>, p: Clahe, mode: EqualizeMode) -> cuimg::Result<Image<P>>;
-    fn histogram<P: Pixel>(&self, src: &ImageView<'_, P>) -> cuimg::Result<Histogram>;
-}
-
-/// All of it on this core (`cuimg::cpu`, the reference the GPU matches).
-pub struct Cpu;
-
 const W: GrayWeights = GrayWeights::Bt601;
-
-/// The engine's methods by name, on `cuimg::cpu` and on a `cuimg::Gpu`: the same calls.
-macro_rules! engine {
-    ($t:ty, $s:ident, $on:expr) => {
-        impl Engine for $t {
-            fn grayscale<P: Color>(&$s, src: &ImageView<'_, P>) -> cuimg::Result<Image<Gray8>> {
-                $on.grayscale(src, W)
-            }
-            fn black_and_white<P: Color>(&$s, src: &ImageView<'_, P>) -> cuimg::Result<Image<P>> {
-                $on.black_and_white(src, W)
-            }
-            fn equalize<P: Gray>(&$s, src: &ImageView<'_, P>) -> cuimg::Result<Image<P>> {
-                $on.equalize(src)
-            }
-            fn equalize_color<P: Color>(&$s, src: &ImageView<'_, P>) -> cuimg::Result<Image<P>> {
-                $on.equalize_color(src, EqualizeMode::Luma)
-            }
-            fn apply_luts<P: Pixel>(&$s, src: &ImageView<'_, P>, luts: &[Lut]) -> cuimg::Result<Image<P>> {
-                $on.apply_luts(src, luts)
-            }
-            fn clahe(&$s, src: &ImageView<'_, Gray8>, p: Clahe) -> cuimg::Result<Image<Gray8>> {
-                $on.clahe(src, p)
-            }
-            fn clahe_color<P: Color>(&$s, src: &ImageView<'_, P>, p: Clahe, mode: EqualizeMode) -> cuimg::Result<Image<P>> {
-                $on.clahe_color(src, p, mode)
-            }
-            fn histogram<P: Pixel>(&$s, src: &ImageView<'_, P>) -> cuimg::Result<Histogram> {
-                $on.histogram(src)
-            }
-        }
-    };
-}
-
-/// `cuimg::cpu`'s functions as methods.
-struct CpuCalls;
-
-impl CpuCalls {
-    fn grayscale<P: Color>(&self, s: &ImageView<'_, P>, w: GrayWeights) -> cuimg::Result<Image<Gray8>> {
-        cpu::grayscale(s, w)
-    }
-    fn black_and_white<P: Color>(&self, s: &ImageView<'_, P>, w: GrayWeights) -> cuimg::Result<Image<P>> {
-        cpu::black_and_white(s, w)
-    }
-    fn equalize<P: Gray>(&self, s: &ImageView<'_, P>) -> cuimg::Result<Image<P>> {
-        cpu::equalize(s)
-    }
-    fn equalize_color<P: Color>(&self, s: &ImageView<'_, P>, m: EqualizeMode) -> cuimg::Result<Image<P>> {
-        cpu::equalize_color(s, m)
-    }
-    fn apply_luts<P: Pixel>(&self, s: &ImageView<'_, P>, l: &[Lut]) -> cuimg::Result<Image<P>> {
-        cpu::apply_luts(s, l)
-    }
-    fn clahe(&self, s: &ImageView<'_, Gray8>, p: Clahe) -> cuimg::Result<Image<Gray8>> {
-        cpu::clahe(s, p)
-    }
-    fn clahe_color<P: Color>(&self, s: &ImageView<'_, P>, p: Clahe, m: EqualizeMode) -> cuimg::Result<Image<P>> {
-        cpu::clahe_color(s, p, m)
-    }
-    fn histogram<P: Pixel>(&self, s: &ImageView<'_, P>) -> cuimg::Result<Histogram> {
-        cpu::histogram(s)
-    }
-}
-
-engine!(Cpu, self, CpuCalls);
-engine!(cuimg::Gpu, self, self);
+const LUMA: EqualizeMode = EqualizeMode::Luma;
 
 /// The gray channel of gray + alpha, as a gray image.
 fn without_alpha(img: &Image<La8>) -> Image<Gray8> {
@@ -195,20 +114,20 @@ const ALPHA_DROPPED: &str = "its alpha is dropped: this command's result has no 
 
 /// Runs `cmd` on one image in its own format (see the module's table); the warning says
 /// what was dropped where the command has no form for it.
-pub fn apply(e: &impl Engine, cmd: &Command, img: Any) -> cuimg::Result<(Any, Option<&'static str>)> {
+pub fn apply(e: &Device, cmd: &Command, img: Any) -> cuimg::Result<(Any, Option<&'static str>)> {
     let dropped = Some(ALPHA_DROPPED);
     Ok(match (cmd, img) {
         (Command::Gray, Any::Gray(i)) => (Any::Gray(i), None),
         (Command::Gray, Any::La(i)) => (Any::Gray(without_alpha(&i)), dropped),
-        (Command::Gray, Any::Rgb(i)) => (Any::Gray(e.grayscale(&i.view())?), None),
-        (Command::Gray, Any::Rgba(i)) => (Any::Gray(e.grayscale(&i.view())?), dropped),
+        (Command::Gray, Any::Rgb(i)) => (Any::Gray(e.grayscale(&i.view(), W)?), None),
+        (Command::Gray, Any::Rgba(i)) => (Any::Gray(e.grayscale(&i.view(), W)?), dropped),
         (Command::Bw, i @ (Any::Gray(_) | Any::La(_))) => (i, None),
-        (Command::Bw, Any::Rgb(i)) => (Any::Rgb(e.black_and_white(&i.view())?), None),
-        (Command::Bw, Any::Rgba(i)) => (Any::Rgba(e.black_and_white(&i.view())?), None),
+        (Command::Bw, Any::Rgb(i)) => (Any::Rgb(e.black_and_white(&i.view(), W)?), None),
+        (Command::Bw, Any::Rgba(i)) => (Any::Rgba(e.black_and_white(&i.view(), W)?), None),
         (Command::Equalize, Any::Gray(i)) => (Any::Gray(e.equalize(&i.view())?), None),
         (Command::Equalize, Any::La(i)) => (Any::La(e.equalize(&i.view())?), None),
-        (Command::Equalize, Any::Rgb(i)) => (Any::Rgb(e.equalize_color(&i.view())?), None),
-        (Command::Equalize, Any::Rgba(i)) => (Any::Rgba(e.equalize_color(&i.view())?), None),
+        (Command::Equalize, Any::Rgb(i)) => (Any::Rgb(e.equalize_color(&i.view(), LUMA)?), None),
+        (Command::Equalize, Any::Rgba(i)) => (Any::Rgba(e.equalize_color(&i.view(), LUMA)?), None),
         // The table on every color channel; alpha through the identity.
         (Command::Lut(l), Any::Gray(i)) => (Any::Gray(e.apply_luts(&i.view(), &[**l])?), None),
         (Command::Lut(l), Any::La(i)) => (Any::La(e.apply_luts(&i.view(), &[**l, Lut::identity()])?), None),

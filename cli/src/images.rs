@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use cuimg::io::Format;
-use cuimg::{DeviceImage, GpuPool, Image, Pipeline, Pixel, Rgb8, Stream};
+use cuimg::{Device, DeviceImage, GpuPool, Image, Pipeline, Pixel, Rgb8, Stream};
 use rayon::prelude::*;
 
-use crate::formats::{Any, Command, Cpu, Engine, apply};
+use crate::formats::{Any, Command, apply};
 use crate::inputs::Job;
 use crate::report::Stage;
 use crate::run::Run;
@@ -53,7 +53,7 @@ pub fn save(img: &Any, input: &Path, out: &Path, format: Format, run: &Run) {
 }
 
 /// Runs `cmd` on one decoded image on `engine` and saves the result.
-fn process(engine: &impl Engine, cmd: &Command, img: Any, (input, out): &Job, format: Formats<'_>, run: &Run) {
+fn process(engine: &Device, cmd: &Command, img: Any, (input, out): &Job, format: Formats<'_>, run: &Run) {
     match run.stages.time(Stage::Kernel, || apply(engine, cmd, img)) {
         Err(e) => run.fail(input, e),
         Ok((result, warning)) => {
@@ -67,10 +67,11 @@ fn process(engine: &impl Engine, cmd: &Command, img: Any, (input, out): &Job, fo
 
 /// The CPU path: every image read, processed and written on a core of its own.
 pub fn on_cpu(jobs: &[Job], cmd: &Command, format: Formats<'_>, run: &Run) {
+    let cpu = Device::cpu();
     jobs.par_iter().for_each(|job| match load(&job.0, cmd, run) {
         None => {}
         Some(Err(e)) => run.fail(&job.0, e),
-        Some(Ok(img)) => process(&Cpu, cmd, img, job, format, run),
+        Some(Ok(img)) => process(&cpu, cmd, img, job, format, run),
     });
 }
 
@@ -91,6 +92,9 @@ pub fn on_gpu<Q: Pixel>(
     let result_rx = Mutex::new(result_rx);
     // Pipeline index -> job index: the pipeline numbers the images it gets in arrival order.
     let order = Mutex::new(Vec::with_capacity(jobs.len()));
+    // Images of other formats than RGB, through each GPU's blocking calls.
+    let devices: Vec<Device> = pool.gpus().iter().cloned().map(Device::Gpu).collect();
+    let devices = &devices;
     std::thread::scope(|scope| {
         scope.spawn(move || {
             jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, job)| match load(&job.0, cmd, run) {
@@ -102,7 +106,7 @@ pub fn on_gpu<Q: Pixel>(
                         run.halt("the GPU pipeline stopped".into());
                     }
                 }
-                Some(Ok(other)) => process(&pool.gpus()[i % pool.len()], cmd, other, job, format, run),
+                Some(Ok(other)) => process(&devices[i % devices.len()], cmd, other, job, format, run),
                 Some(Err(e)) => run.fail(&job.0, e),
             });
         });
@@ -156,16 +160,17 @@ pub fn next<T>(queue: &Mutex<std::sync::mpsc::Receiver<T>>, run: &Run) -> Option
 /// Histograms of every image, channel by channel in its own format, as CSV (`bin,red,green,blue`
 /// for RGB, `bin,gray` for gray, with `alpha` where there is one) or JSON files.
 pub fn histograms(jobs: &[Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
+    let devices: Vec<Device> = match pool {
+        Some(p) => p.gpus().iter().cloned().map(Device::Gpu).collect(),
+        None => vec![Device::cpu()],
+    };
     jobs.par_iter().enumerate().for_each(|(k, (input, out))| {
         let img = match load(input, &Command::Histogram, run) {
             None => return,
             Some(Ok(img)) => img,
             Some(Err(e)) => return run.fail(input, e),
         };
-        let hist = run.stages.time(Stage::Kernel, || match pool {
-            Some(p) => img.histogram(&p.gpus()[k % p.len()]),
-            None => img.histogram(&Cpu),
-        });
+        let hist = run.stages.time(Stage::Kernel, || img.histogram(&devices[k % devices.len()]));
         let (names, hist) = match hist {
             Ok(h) => h,
             Err(e) => return run.fail(input, e),
