@@ -87,6 +87,9 @@ pub fn on_gpu<Q: Pixel>(
     op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
     wrap: fn(Image<Q>) -> Any,
 ) {
+    if jobs.is_empty() {
+        return; // no pipeline to set up (the JPEG path took every file)
+    }
     let (decoded_tx, decoded_rx) = std::sync::mpsc::sync_channel::<(usize, Image<Rgb8>)>(32);
     let (result_tx, result_rx) = std::sync::mpsc::sync_channel::<(usize, Image<Q>)>(32);
     let result_rx = Mutex::new(result_rx);
