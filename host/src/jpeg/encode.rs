@@ -1,0 +1,132 @@
+//! Device images to JPEG bytes with nvJPEG's encoder.
+
+use std::ffi::{c_int, c_uchar};
+
+use super::Jpeg;
+use super::sys::*;
+use crate::error::Result;
+use crate::image::check_same_size;
+use crate::pixel::{Gray8, Rgb8};
+use crate::runtime::{DeviceImage, Stream};
+
+impl Jpeg {
+    /// The encoder's state and parameters, made when first used.
+    fn encoder(&self, stream: &Stream) -> Result<std::sync::MutexGuard<'_, Option<(State, State)>>> {
+        let mut enc = self.encoder.lock().unwrap_or_else(|e| e.into_inner());
+        if enc.is_none() {
+            stream.raw.context().bind_to_thread()?;
+            let (mut state, mut params): (State, State) = (std::ptr::null_mut(), std::ptr::null_mut());
+            // SAFETY: a valid handle and out-pointers, on `stream`.
+            unsafe {
+                check(
+                    "nvjpegEncoderStateCreate",
+                    (self.lib.nvjpegEncoderStateCreate)(self.handle, &mut state, stream.raw.cu_stream()),
+                )?;
+                check(
+                    "nvjpegEncoderParamsCreate",
+                    (self.lib.nvjpegEncoderParamsCreate)(self.handle, &mut params, stream.raw.cu_stream()),
+                )?;
+            }
+            *enc = Some((state, params));
+        }
+        Ok(enc)
+    }
+
+    /// Encodes an RGB device image to JPEG bytes (4:2:0) at `quality` (1 to 100); waits
+    /// for the stream.
+    pub fn encode_rgb(&self, stream: &Stream, img: &DeviceImage<Rgb8>, quality: u8) -> Result<Vec<u8>> {
+        self.encode(
+            stream,
+            img.buf.read(&stream.raw)?.ptr().addr(),
+            img.width() as usize * 3,
+            img.dimensions(),
+            quality,
+            false,
+        )
+    }
+
+    /// Encodes a gray device image to a one-component JPEG at `quality`; waits for the
+    /// stream.
+    pub fn encode_gray(&self, stream: &Stream, img: &DeviceImage<Gray8>, quality: u8) -> Result<Vec<u8>> {
+        self.encode(
+            stream,
+            img.buf.read(&stream.raw)?.ptr().addr(),
+            img.width() as usize,
+            img.dimensions(),
+            quality,
+            true,
+        )
+    }
+
+    fn encode(
+        &self,
+        stream: &Stream,
+        src: u64,
+        pitch: usize,
+        (w, h): (u32, u32),
+        quality: u8,
+        gray: bool,
+    ) -> Result<Vec<u8>> {
+        check_same_size("JPEG size (at most 65535 x 65535)", (w.min(65535), h.min(65535)), (w, h))?;
+        let enc = self.encoder(stream)?;
+        let (state, params) = enc.expect("made by encoder()");
+        let s = stream.raw.cu_stream();
+        let image = NvImage::one_plane(src as *mut c_uchar, pitch);
+        stream.raw.context().bind_to_thread()?;
+        let mut len = 0usize;
+        // SAFETY: the encoder state and params are ours under the lock; `image` points at the
+        // device image (`pitch * h` bytes, read under the caller's guard) on `stream`'s
+        // context; the length is read after the stream is synchronized.
+        unsafe {
+            check(
+                "nvjpegEncoderParamsSetQuality",
+                (self.lib.nvjpegEncoderParamsSetQuality)(params, quality.clamp(1, 100) as c_int, s),
+            )?;
+            let css = if gray { CSS_GRAY } else { CSS_420 };
+            check(
+                "nvjpegEncoderParamsSetSamplingFactors",
+                (self.lib.nvjpegEncoderParamsSetSamplingFactors)(params, css, s),
+            )?;
+            if gray {
+                check(
+                    "nvjpegEncodeYUV",
+                    (self.lib.nvjpegEncodeYUV)(self.handle, state, params, &image, CSS_GRAY, w as c_int, h as c_int, s),
+                )?;
+            } else {
+                check(
+                    "nvjpegEncodeImage",
+                    (self.lib.nvjpegEncodeImage)(
+                        self.handle,
+                        state,
+                        params,
+                        &image,
+                        INPUT_RGBI,
+                        w as c_int,
+                        h as c_int,
+                        s,
+                    ),
+                )?;
+            }
+            check(
+                "nvjpegEncodeRetrieveBitstream",
+                (self.lib.nvjpegEncodeRetrieveBitstream)(self.handle, state, std::ptr::null_mut(), &mut len, s),
+            )?;
+            stream.synchronize()?;
+        }
+        // Into the stream's page-locked staging buffer: from ordinary memory the driver
+        // stages a copy from the device itself and holds its lock meanwhile, and every other
+        // thread's CUDA calls waited on it (docs/BENCHMARKS.md, the CUPTI timeline).
+        let mut staging = stream.staging(len)?;
+        {
+            let mut to = staging.write(&stream.raw)?;
+            let ptr = to.bytes()?.as_mut_ptr();
+            // SAFETY: `ptr` holds at least `len` bytes of page-locked memory (the staging
+            // buffer grows to what is asked), written by a copy on `s` under the write guard
+            // `to`; the host reads them only through `host_bytes`, which waits for that copy.
+            check("nvjpegEncodeRetrieveBitstream", unsafe {
+                (self.lib.nvjpegEncodeRetrieveBitstream)(self.handle, state, ptr, &mut len, s)
+            })?;
+        }
+        Ok(staging.host_bytes()?[..len].to_vec())
+    }
+}
