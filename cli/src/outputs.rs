@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use crate::identity::{FileId, file_id};
+use crate::identity::{FileId, file_id};
 use crate::inputs::{Job, Problem};
 
 /// What may be written, decided once before any work.

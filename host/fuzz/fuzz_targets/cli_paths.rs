@@ -57,10 +57,10 @@ fuzz_target!(|data: &[u8]| {
     assert!(kept.len() + unresolved.len() <= files.len());
     let (jobs, problems) = policy.plan(&kept, &out, ext.as_deref().filter(|e| !e.is_empty()));
     assert_eq!(jobs.len() + problems.len(), kept.len(), "every file a job or a problem");
-    let ids: HashSet<outputs::FileId> = kept.iter().map(|f| outputs::file_id(f).unwrap()).collect();
+    let ids: HashSet<identity::FileId> = kept.iter().map(|f| identity::file_id(f).unwrap()).collect();
     let mut targets = HashSet::new();
     for (input, target) in &jobs {
-        assert!(!outputs::file_id(target).is_ok_and(|id| ids.contains(&id)), "{} would overwrite an input", target.display());
+        assert!(!identity::file_id(target).is_ok_and(|id| ids.contains(&id)), "{} would overwrite an input", target.display());
         assert!(!target.exists(), "{} exists and would be replaced", target.display());
         assert!(targets.insert(target.clone()), "two jobs write {}", target.display());
         assert_eq!(target.parent(), Some(out.as_path()), "{} is outside the output folder", target.display());
