@@ -27,8 +27,9 @@ impl Budget {
     }
 
     /// Waits until `bytes` more fit (or nothing else is in flight), then holds them for
-    /// `job`. `Err` when they can never fit, or `stop` is set while waiting.
-    pub fn admit(&self, job: usize, bytes: u64, stop: &AtomicBool) -> Result<(), String> {
+    /// `job`; with `wait` false, `Ok(false)` at once, holding nothing, when they do not fit
+    /// now. `Err` when they can never fit, or `stop` is set while waiting.
+    pub fn admit(&self, job: usize, bytes: u64, stop: &AtomicBool, wait: bool) -> Result<bool, String> {
         if bytes > self.cap {
             return Err(format!(
                 "needs about {} of memory, over the run's budget of {} (--memory)",
@@ -38,6 +39,9 @@ impl Budget {
         }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while st.0 + bytes > self.cap {
+            if !wait {
+                return Ok(false);
+            }
             if stop.load(Relaxed) {
                 return Err("interrupted before it was read".into());
             }
@@ -46,7 +50,7 @@ impl Budget {
         }
         st.0 += bytes;
         *st.1.entry(job).or_default() += bytes;
-        Ok(())
+        Ok(true)
     }
 
     /// Lets go of what `job` holds (nothing if it holds nothing).
@@ -128,15 +132,16 @@ mod tests {
     fn admission_waits_for_releases_and_refuses_what_cannot_fit() {
         let b = std::sync::Arc::new(Budget::new(100));
         let stop = AtomicBool::new(false);
-        assert!(b.admit(0, 101, &stop).is_err());
-        b.admit(0, 60, &stop).unwrap();
+        assert!(b.admit(0, 101, &stop, true).is_err());
+        assert!(b.admit(0, 60, &stop, true).unwrap());
+        assert!(!b.admit(1, 60, &stop, false).unwrap(), "no wait when asked not to");
         let b2 = b.clone();
-        let t = std::thread::spawn(move || b2.admit(1, 60, &AtomicBool::new(false)));
+        let t = std::thread::spawn(move || b2.admit(1, 60, &AtomicBool::new(false), true));
         std::thread::sleep(Duration::from_millis(50));
         assert!(!t.is_finished(), "60 + 60 is over 100: it waits");
         b.release(0);
         t.join().unwrap().unwrap();
         stop.store(true, Relaxed);
-        assert!(b.admit(2, 60, &stop).is_err(), "a stop ends the wait");
+        assert!(b.admit(2, 60, &stop, true).is_err(), "a stop ends the wait");
     }
 }

@@ -15,7 +15,7 @@ use crate::images::next;
 use crate::inputs;
 use crate::knob;
 use crate::report::{self, Stage};
-use crate::run::Run;
+use crate::run::{Admission, Run};
 
 /// Formats nvJPEG encodes from device images.
 pub(crate) trait GpuJpeg: Pixel + Encode {
@@ -321,30 +321,69 @@ pub(crate) fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
         }
         report::label_thread("reader".into());
         // Each file checked from its header (nvJPEG is called on none over the limits) and
-        // admitted against the memory budget before it is read.
+        // admitted against the memory budget here, then read on all cores, 16 at a time (a
+        // rayon thread waiting for memory could hold up the batched decoder's checks, which
+        // run on rayon's threads too).
         let bytes_per_pixel = S::CHANNELS as u32;
-        for (k, chunk) in jobs.chunks(16).enumerate() {
-            // Admitted here, read on all cores: a rayon thread waiting for memory could hold
-            // up the batched decoder's checks, which run on rayon's threads too.
-            let admitted: Vec<_> = chunk.iter().map(|(input, _)| run.admit(input, bytes_per_pixel)).collect();
-            let read: Vec<_> =
-                admitted.into_par_iter().map(|file| Some(file?.and_then(|file| run.read_admitted(file)))).collect();
-            for (j, bytes) in read.into_iter().enumerate() {
-                let i = k * 16 + j;
-                match bytes {
-                    None => {}
-                    Some(Ok((_, b))) => {
-                        let sent = run.stages.span("wait to hand on", || file_tx.send((i, b)));
-                        if sent.is_err() {
-                            return;
+        admit_in_groups(
+            jobs.len(),
+            16,
+            |i, wait| run.admit_if(&jobs[i].0, bytes_per_pixel, wait),
+            |admitted| {
+                let read: Vec<_> = admitted
+                    .into_par_iter()
+                    .map(|(i, file)| (i, file.and_then(|file| run.read_admitted(file))))
+                    .collect();
+                for (i, bytes) in read {
+                    match bytes {
+                        Ok((_, b)) => {
+                            if run.stages.span("wait to hand on", || file_tx.send((i, b))).is_err() {
+                                return false;
+                            }
                         }
+                        Err(e) => run.fail(&jobs[i].0, e),
                     }
-                    Some(Err(e)) => run.fail(&jobs[i].0, e),
                 }
-            }
-        }
+                true
+            },
+        );
         drop(file_tx);
     });
+}
+
+/// Admits jobs `0..jobs` in order, and hands them on in groups of up to `group` (each
+/// admitted or refused, with its index); stops when `hand_on` says false or `admit` says
+/// stop. `admit(i, wait)` may wait for memory only when `wait`: that is, only when no job
+/// is admitted and not yet handed on, since the memory it would wait for may be theirs
+/// (the reader once admitted 16 before handing any on, and a budget of three files
+/// stalled the run on the H100).
+fn admit_in_groups<F>(
+    jobs: usize,
+    group: usize,
+    mut admit: impl FnMut(usize, bool) -> Admission<F>,
+    mut hand_on: impl FnMut(Vec<(usize, cuimg::Result<F>)>) -> bool,
+) {
+    let mut admitted = Vec::with_capacity(group);
+    let mut next = 0;
+    loop {
+        if admitted.len() < group && next < jobs {
+            match admit(next, admitted.is_empty()) {
+                Admission::Stop => break,
+                Admission::Done(file) => {
+                    admitted.push((next, file));
+                    next += 1;
+                    continue;
+                }
+                Admission::Later => {} // hand on what is admitted first
+            }
+        }
+        if admitted.is_empty() || !hand_on(std::mem::take(&mut admitted)) {
+            return; // every job taken, or nobody takes them any more
+        }
+    }
+    if !admitted.is_empty() {
+        hand_on(admitted);
+    }
 }
 
 /// `CUIMG_FAIL_CODECS=hardware,default` (a test hook): the codecs named fail to open, as
@@ -538,6 +577,40 @@ fn encode_and_write<Q: GpuJpeg>(
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
+
+    /// With a budget of three files, the reader hands on what it admitted before it waits
+    /// for more: every job goes through, in order, none waiting on memory held by files
+    /// the reader itself still holds.
+    #[test]
+    fn the_reader_never_waits_for_memory_its_own_files_hold() {
+        use super::{Admission, admit_in_groups};
+        let held = std::cell::Cell::new(0);
+        let order = std::cell::RefCell::new(Vec::new());
+        admit_in_groups(
+            40,
+            16,
+            |i, wait| match held.get() < 3 {
+                true => {
+                    held.set(held.get() + 1);
+                    Admission::Done(Ok(i))
+                }
+                // Nothing else runs here: waiting now would be for ever.
+                false => {
+                    assert!(!wait, "job {i} waits for memory that only the reader's own files hold");
+                    Admission::Later
+                }
+            },
+            |group| {
+                assert!(!group.is_empty() && group.len() <= 16);
+                held.set(held.get() - group.len()); // decoded, written: released
+                order.borrow_mut().extend(group.into_iter().map(|(i, f)| (i, f.unwrap())));
+                true
+            },
+        );
+        let order = order.into_inner();
+        assert_eq!(order.iter().map(|(i, _)| *i).collect::<Vec<_>>(), (0..40).collect::<Vec<_>>());
+        assert!(order.iter().all(|(i, f)| i == f));
+    }
 
     /// A batch fills from what is there, waits a little for the rest, and never for ever.
     #[test]

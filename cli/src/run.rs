@@ -17,6 +17,16 @@ use cuimg::limits::Header;
 /// Set by the first SIGINT or SIGTERM: no new file is read; the files in flight finish.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// How [`Run::admit_if`] ended.
+pub enum Admission<F = cuimg::io::CheckedFile> {
+    /// Checked and admitted, or refused with its reason.
+    Done(cuimg::Result<F>),
+    /// It does not fit now (only when not waiting): nothing is held.
+    Later,
+    /// The run is stopping: the job is left for [`Run::unfinished`].
+    Stop,
+}
+
 /// Everything one run shares between its threads.
 pub struct Run<'a> {
     pub stages: Stages,
@@ -79,8 +89,20 @@ impl Run<'_> {
     /// memory. A reader that reads on rayon's threads admits on its own thread first, so
     /// that no pool thread waits for memory that only work needing the pool can free.
     pub fn admit(&self, input: &Path, bytes_per_pixel: u32) -> Option<cuimg::Result<cuimg::io::CheckedFile>> {
+        match self.admit_if(input, bytes_per_pixel, true) {
+            Admission::Stop => None,
+            Admission::Done(file) => Some(file),
+            Admission::Later => unreachable!("a waiting admission is never put off"),
+        }
+    }
+
+    /// [`Run::admit`]; with `wait` false, [`Admission::Later`] instead of waiting for
+    /// memory. A reader that holds admitted files it has not handed on yet must not wait:
+    /// the memory it would wait for may be theirs (the nvJPEG path's reader did, and a
+    /// budget of three files stalled it).
+    pub fn admit_if(&self, input: &Path, bytes_per_pixel: u32, wait: bool) -> Admission {
         if STOP.load(Relaxed) || self.halted().is_some() {
-            return None;
+            return Admission::Stop;
         }
         let i = self.index[input];
         let file = match self
@@ -88,21 +110,22 @@ impl Run<'_> {
             .span("read header", || cuimg::io::CheckedFile::open(input, bytes_per_pixel, &self.limits))
         {
             Ok(f) => f,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Admission::Done(Err(e)),
         };
         let cost = budget::cost(&file.header, file.len, bytes_per_pixel);
         if cost > self.budget.cap() {
-            return Some(Err(cuimg::Error::Limit {
+            return Admission::Done(Err(cuimg::Error::Limit {
                 path: input.into(),
                 what: "the memory its work needs (the run's budget is --memory)".into(),
                 size: cost,
                 limit: self.budget.cap(),
             }));
         }
-        if self.stages.span("wait for memory", || self.budget.admit(i, cost, &STOP)).is_err() {
-            return None; // stopping
+        match self.stages.span("wait for memory", || self.budget.admit(i, cost, &STOP, wait)) {
+            Ok(true) => Admission::Done(Ok(file)),
+            Ok(false) => Admission::Later,
+            Err(_) => Admission::Stop,
         }
-        Some(Ok(file))
     }
 
     /// The second half of [`Run::read`]: the whole file, once admitted.

@@ -478,11 +478,18 @@ fn a_small_budget_never_stalls_the_run() {
     for i in 0..40 {
         std::fs::write(inp.join(format!("p{i:02}.jpg")), &jpg).unwrap();
     }
-    for op in ["gray", "equalize"] {
-        let out = dir.join(format!("out-{op}"));
+    // PNGs too: on a GPU, the pipeline's path.
+    let pngs = dir.join("png");
+    std::fs::create_dir_all(&pngs).unwrap();
+    let png = cuimg::io::encode(&photo(640, 480, 4), cuimg::io::Format::Png).unwrap();
+    for i in 0..40 {
+        std::fs::write(pngs.join(format!("p{i:02}.png")), &png).unwrap();
+    }
+    for (op, inp) in [("gray", &inp), ("equalize", &inp), ("equalize", &pngs)] {
+        let out = dir.join(format!("out-{op}-{}", inp.file_name().unwrap().to_string_lossy()));
         // About three files' cost (file + 3 images of 640x480x3).
-        let o = cuimg_within(Duration::from_secs(120), &[op, s(&inp), "-o", s(&out), "--memory", "9M"]);
+        let o = cuimg_within(Duration::from_secs(120), &[op, s(inp), "-o", s(&out), "--memory", "9M"]);
         assert_eq!(o.status.code(), Some(0), "{op}: {}", stderr(&o));
-        assert_eq!(names(&out).len(), 40, "{op}");
+        assert_eq!(names(&out).len(), 40, "{op} {inp:?}");
     }
 }
