@@ -210,6 +210,29 @@ impl Device {
 }
 
 impl Device {
+    /// A registry operation ([`crate::registry`]) on one image of any format: the GPU's
+    /// blocking form, or all cores'.
+    ///
+    /// ```
+    /// use cuimg::registry::{self, AnyImage, Args};
+    /// let op = registry::find("equalize").unwrap();
+    /// let equalize = (op.bind)(&Args::defaults(op))?;
+    /// let img = AnyImage::from(cuimg::io::sample_rgb());
+    /// let out = cuimg::Device::best().apply(&*equalize, &img.view())?;
+    /// assert_eq!(out, equalize.cpu(&img.view())?);
+    /// # Ok::<(), cuimg::Error>(())
+    /// ```
+    pub fn apply(
+        &self,
+        op: &dyn crate::registry::Bound,
+        src: &crate::registry::AnyView<'_>,
+    ) -> Result<crate::registry::Output> {
+        match self {
+            Device::Gpu(g) => op.gpu(g, src),
+            Device::Cpu { .. } => op.par(src),
+        }
+    }
+
     /// Runs `op` on every image of `inputs`, several at once (a thread per core on the CPU;
     /// four threads on a GPU, whose calls queue on its stream), and calls `sink` with each
     /// result in input order, an image's error as its `Err`. Memory stays bounded: at most

@@ -49,6 +49,7 @@ pub mod ops;
 pub mod par;
 pub mod pipeline;
 mod pixel;
+pub mod registry;
 pub mod runtime;
 mod validate;
 

@@ -16,6 +16,7 @@
 
 pub(crate) mod cpu;
 mod gpu;
+pub(crate) mod op;
 
 use cuimg_abi::clahe::{Geometry, Tiles};
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod cpu;
 mod gpu;
+pub(crate) mod op;
 
 /// The choice for color images; gray images have only one way.
 ///

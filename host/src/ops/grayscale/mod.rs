@@ -4,6 +4,7 @@
 
 pub(crate) mod cpu;
 mod gpu;
+pub(crate) mod op;
 
 use crate::error::{Error, Result};
 

@@ -101,4 +101,25 @@ impl Gpu {
         s.grayscale_histogram(&d_src, &mut gray, &mut hist, weights)?;
         Ok((s.download(&gray)?, s.download_histogram(&hist)?))
     }
+
+    /// Blocking grayscale and histogram of many host images (any sizes): one upload, the
+    /// batch's grayscale launch and its histogram launch (two passes: the fused kernel
+    /// works on one image), one download each.
+    pub fn grayscale_histogram_batch<P: Color>(
+        &self,
+        images: &[ImageView<'_, P>],
+        weights: GrayWeights,
+    ) -> Result<Vec<(Image<Gray8>, Histogram)>> {
+        for v in images {
+            validate::non_empty(v.width(), v.height())?;
+            validate::countable(v.width(), v.height())?;
+        }
+        let s = self.blocking_stream();
+        let src = s.upload_batch(images)?;
+        let mut gray = s.alloc_batch_for_output::<Gray8>(&src.sizes())?;
+        s.grayscale_batch(&src, &mut gray, weights)?;
+        let mut bins = s.alloc_batch_histograms(1, src.len())?;
+        s.histogram_batch(&gray, &mut bins)?;
+        Ok(s.download_batch(&gray)?.into_iter().zip(s.download_batch_histograms(&bins)?).collect())
+    }
 }

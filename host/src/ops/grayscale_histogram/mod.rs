@@ -6,3 +6,4 @@
 
 pub(crate) mod cpu;
 mod gpu;
+pub(crate) mod op;

@@ -337,4 +337,15 @@ impl Gpu {
         drop(tables);
         s.download_batch(&dst)
     }
+
+    /// Blocking: table `c` on channel `c` of many host images (one set for all).
+    pub fn apply_luts_batch<P: Pixel>(&self, images: &[ImageView<'_, P>], luts: &[Lut]) -> Result<Vec<Image<P>>> {
+        super::check_count(luts, P::CHANNELS)?;
+        let s = self.blocking_stream();
+        let luts = s.upload_luts(luts)?;
+        let src = s.upload_batch(images)?;
+        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
+        s.apply_lut_batch(&src, &mut dst, &luts)?;
+        s.download_batch(&dst)
+    }
 }

@@ -2,6 +2,7 @@
 
 pub(crate) mod cpu;
 mod gpu;
+pub(crate) mod op;
 
 pub use gpu::DeviceLuts;
 pub(crate) use gpu::Order;

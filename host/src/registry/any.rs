@@ -1,0 +1,268 @@
+//! Images whose format is known at run time: what the registry's operations take, so that
+//! the tool, the cross-cutting tests and the benchmark can run any operation on any file
+//! without a generic parameter. Each is an enum with one variant per 8-bit format; the typed
+//! [`Image`], views and device images stay the API for code that knows its format.
+
+use crate::error::{Error, Result};
+use crate::image::{Image, ImageView, Rect};
+use crate::pixel::{Bgr8, Bgra8, Gray8, La8, Pixel, Rgb8, Rgba8};
+use crate::runtime::{DeviceImage, DeviceView, DeviceViewMut, Stream};
+
+/// The 8-bit formats, as values.
+///
+/// ```
+/// use cuimg::registry::Format;
+/// assert_eq!(Format::La8.channels(), 2);
+/// assert!(Format::Rgba8.has_alpha() && !Format::Rgb8.has_alpha());
+/// assert_eq!(Format::ALL.len(), 6);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    Gray8,
+    La8,
+    Rgb8,
+    Bgr8,
+    Rgba8,
+    Bgra8,
+}
+
+/// The formats as types: from a [`Format`] back to the type the typed API takes.
+/// Crate-private, so the set stays the sealed [`Pixel`] set.
+pub(crate) trait Erased: Pixel {
+    fn wrap(img: Image<Self>) -> AnyImage;
+    fn view<'v, 'a>(v: &'v AnyView<'a>) -> Option<&'v ImageView<'a, Self>>;
+    fn device<'v, 'a>(v: &'v AnyDeviceView<'a>) -> Option<&'v DeviceView<'a, Self>>;
+    fn device_mut<'v, 'a>(v: &'v mut AnyDeviceViewMut<'a>) -> Option<&'v mut DeviceViewMut<'a, Self>>;
+}
+
+/// `match` on a [`Format`] with `$P` the format's type in `$body`, for the formats listed;
+/// any other is [`Error::UnsupportedFormat`] naming `$what`.
+macro_rules! with_format {
+    ($format:expr, $what:expr, [$($p:ident),* $(,)?], $P:ident => $body:expr) => {
+        match $format {
+            $($crate::registry::Format::$p => {
+                type $P = $crate::pixel::$p;
+                $body
+            })*
+            #[allow(unreachable_patterns)]
+            other => Err($crate::registry::unsupported($what, other)),
+        }
+    };
+}
+pub(crate) use with_format;
+
+/// The error for a format an operation has no form for.
+pub(crate) fn unsupported(what: &str, format: Format) -> Error {
+    Error::UnsupportedFormat(format!("{what} takes no {} images", format.name()))
+}
+
+macro_rules! erased {
+    ($($p:ident),*) => {
+        impl Format {
+            /// Every format, in the order the enum lists them.
+            pub const ALL: [Format; 6] = [$(Format::$p),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Format::$p => <$p as Pixel>::NAME),* }
+            }
+
+            /// Bytes (channels) per pixel.
+            pub fn channels(self) -> usize {
+                match self { $(Format::$p => <$p as Pixel>::CHANNELS),* }
+            }
+
+            pub fn has_alpha(self) -> bool {
+                match self { $(Format::$p => <$p as Pixel>::ALPHA.is_some()),* }
+            }
+        }
+
+        /// An image of any 8-bit format.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum AnyImage { $($p(Image<$p>)),* }
+
+        /// A borrowed image (or region) of any 8-bit format.
+        #[derive(Clone, Copy, Debug)]
+        pub enum AnyView<'a> { $($p(ImageView<'a, $p>)),* }
+
+        /// A device image of any 8-bit format.
+        #[derive(Debug)]
+        pub enum AnyDeviceImage { $($p(DeviceImage<$p>)),* }
+
+        /// A read-only device region of any 8-bit format.
+        #[derive(Clone, Copy, Debug)]
+        pub enum AnyDeviceView<'a> { $($p(DeviceView<'a, $p>)),* }
+
+        /// A writable device region of any 8-bit format.
+        #[derive(Debug)]
+        pub enum AnyDeviceViewMut<'a> { $($p(DeviceViewMut<'a, $p>)),* }
+
+        $(
+            impl Erased for $p {
+                fn wrap(img: Image<Self>) -> AnyImage {
+                    AnyImage::$p(img)
+                }
+                fn view<'v, 'a>(v: &'v AnyView<'a>) -> Option<&'v ImageView<'a, Self>> {
+                    match v { AnyView::$p(v) => Some(v), #[allow(unreachable_patterns)] _ => None }
+                }
+                fn device<'v, 'a>(v: &'v AnyDeviceView<'a>) -> Option<&'v DeviceView<'a, Self>> {
+                    match v { AnyDeviceView::$p(v) => Some(v), #[allow(unreachable_patterns)] _ => None }
+                }
+                fn device_mut<'v, 'a>(v: &'v mut AnyDeviceViewMut<'a>) -> Option<&'v mut DeviceViewMut<'a, Self>> {
+                    match v { AnyDeviceViewMut::$p(v) => Some(v), #[allow(unreachable_patterns)] _ => None }
+                }
+            }
+
+            impl From<Image<$p>> for AnyImage {
+                fn from(img: Image<$p>) -> AnyImage {
+                    AnyImage::$p(img)
+                }
+            }
+
+            impl<'a> From<ImageView<'a, $p>> for AnyView<'a> {
+                fn from(v: ImageView<'a, $p>) -> AnyView<'a> {
+                    AnyView::$p(v)
+                }
+            }
+
+            impl<'a> From<DeviceView<'a, $p>> for AnyDeviceView<'a> {
+                fn from(v: DeviceView<'a, $p>) -> AnyDeviceView<'a> {
+                    AnyDeviceView::$p(v)
+                }
+            }
+
+            impl<'a> From<DeviceViewMut<'a, $p>> for AnyDeviceViewMut<'a> {
+                fn from(v: DeviceViewMut<'a, $p>) -> AnyDeviceViewMut<'a> {
+                    AnyDeviceViewMut::$p(v)
+                }
+            }
+        )*
+
+        impl AnyImage {
+            pub fn format(&self) -> Format {
+                match self { $(AnyImage::$p(_) => Format::$p),* }
+            }
+
+            pub fn view(&self) -> AnyView<'_> {
+                match self { $(AnyImage::$p(i) => AnyView::$p(i.view())),* }
+            }
+
+            pub fn dimensions(&self) -> (u32, u32) {
+                match self { $(AnyImage::$p(i) => i.dimensions()),* }
+            }
+
+            pub fn as_bytes(&self) -> &[u8] {
+                match self { $(AnyImage::$p(i) => i.as_bytes()),* }
+            }
+
+            /// The image as `P`, if it is of that format.
+            pub fn get<P: Pixel>(&self) -> Option<&Image<P>> {
+                match self { $(AnyImage::$p(i) => (i as &dyn std::any::Any).downcast_ref()),* }
+            }
+
+            /// A `width` x `height` image of `format` from its packed bytes.
+            pub fn from_bytes(format: Format, width: u32, height: u32, bytes: &[u8]) -> Result<AnyImage> {
+                match format { $(Format::$p => Ok(AnyImage::$p(Image::from_bytes(width, height, bytes)?))),* }
+            }
+        }
+
+        impl<'a> AnyView<'a> {
+            pub fn format(&self) -> Format {
+                match self { $(AnyView::$p(_) => Format::$p),* }
+            }
+
+            pub fn dimensions(&self) -> (u32, u32) {
+                match self { $(AnyView::$p(v) => v.dimensions()),* }
+            }
+
+            /// A region of this view.
+            pub fn roi(&self, rect: Rect) -> Result<AnyView<'a>> {
+                match self { $(AnyView::$p(v) => Ok(AnyView::$p(v.roi(rect)?))),* }
+            }
+
+            /// The pixels, packed, as an image of their own.
+            pub fn to_image(&self) -> AnyImage {
+                match self { $(AnyView::$p(v) => AnyImage::$p(v.to_image())),* }
+            }
+        }
+
+        impl AnyDeviceImage {
+            /// Uploads `src` on `stream`.
+            pub fn upload(stream: &Stream, src: &AnyView<'_>) -> Result<AnyDeviceImage> {
+                match src { $(AnyView::$p(v) => Ok(AnyDeviceImage::$p(stream.upload(v)?))),* }
+            }
+
+            /// A `width` x `height` device image of `format`, not cleared.
+            pub fn alloc(stream: &Stream, format: Format, width: u32, height: u32) -> Result<AnyDeviceImage> {
+                match format { $(Format::$p => Ok(AnyDeviceImage::$p(stream.alloc(width, height)?))),* }
+            }
+
+            pub fn download(&self, stream: &Stream) -> Result<AnyImage> {
+                match self { $(AnyDeviceImage::$p(i) => Ok(AnyImage::$p(stream.download(i)?))),* }
+            }
+
+            pub fn format(&self) -> Format {
+                match self { $(AnyDeviceImage::$p(_) => Format::$p),* }
+            }
+
+            pub fn dimensions(&self) -> (u32, u32) {
+                match self { $(AnyDeviceImage::$p(i) => i.dimensions()),* }
+            }
+
+            pub fn view(&self) -> AnyDeviceView<'_> {
+                match self { $(AnyDeviceImage::$p(i) => AnyDeviceView::$p(i.view())),* }
+            }
+
+            pub fn view_mut(&mut self) -> AnyDeviceViewMut<'_> {
+                match self { $(AnyDeviceImage::$p(i) => AnyDeviceViewMut::$p(i.view_mut())),* }
+            }
+
+            pub fn roi(&self, rect: Rect) -> Result<AnyDeviceView<'_>> {
+                match self { $(AnyDeviceImage::$p(i) => Ok(AnyDeviceView::$p(i.roi(rect)?))),* }
+            }
+
+            pub fn roi_mut(&mut self, rect: Rect) -> Result<AnyDeviceViewMut<'_>> {
+                match self { $(AnyDeviceImage::$p(i) => Ok(AnyDeviceViewMut::$p(i.roi_mut(rect)?))),* }
+            }
+        }
+
+        impl AnyDeviceView<'_> {
+            pub fn format(&self) -> Format {
+                match self { $(AnyDeviceView::$p(_) => Format::$p),* }
+            }
+
+            pub fn dimensions(&self) -> (u32, u32) {
+                match self { $(AnyDeviceView::$p(v) => v.dimensions()),* }
+            }
+        }
+
+        impl AnyDeviceViewMut<'_> {
+            pub fn format(&self) -> Format {
+                match self { $(AnyDeviceViewMut::$p(_) => Format::$p),* }
+            }
+
+            pub fn dimensions(&self) -> (u32, u32) {
+                match self { $(AnyDeviceViewMut::$p(v) => v.dimensions()),* }
+            }
+        }
+    };
+}
+
+erased!(Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8);
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The views of `images` as `P`, all of which must be of that format (a batch is of one).
+pub(crate) fn views_as<'a, P: Erased>(images: &[AnyView<'a>]) -> Result<Vec<ImageView<'a, P>>> {
+    images
+        .iter()
+        .map(|v| {
+            P::view(v).copied().ok_or_else(|| {
+                Error::UnsupportedFormat(format!("a batch of {} images holds a {} image", P::NAME, v.format().name()))
+            })
+        })
+        .collect()
+}
