@@ -16,7 +16,8 @@ use std::path::Path;
 
 use cuimg::io::Format;
 use cuimg::limits::{FileFormat, Header};
-use cuimg::{Clahe, Device, EqualizeMode, Gray8, GrayWeights, Histogram, Image, La8, Lut, Rgb8, Rgba8};
+use cuimg::registry::{AnyImage, Bound, GrayInput, Operation, Output, PixelFormat};
+use cuimg::{Device, Gray8, Histogram, Image, La8, Rgb8, Rgba8};
 
 /// A decoded image in its own format.
 pub enum Any {
@@ -26,16 +27,25 @@ pub enum Any {
     Rgba(Image<Rgba8>),
 }
 
-/// What the tool does to each image.
-#[derive(Clone)]
-pub enum Command {
-    Gray,
-    Bw,
-    Equalize,
-    /// (Boxed: a table is 256 bytes, the other commands a few.)
-    Lut(Box<Lut>),
-    Clahe(Clahe, EqualizeMode),
-    Histogram,
+/// What the tool does to each image: a registry operation with its parameters.
+pub struct Command {
+    pub op: &'static Operation,
+    pub bound: Box<dyn Bound>,
+    /// A JPEG's gray may be its luma plane: the operation is BT.601 grayscale, which the
+    /// luma plane is within rounding of.
+    pub luma: bool,
+}
+
+impl Command {
+    /// Whether the command makes histograms (files of numbers), not images.
+    pub fn histograms(&self) -> bool {
+        self.op.formats.iter().all(|&f| self.bound.produces(f).is_some_and(|p| p.image.is_none()))
+    }
+
+    /// The format of what the command makes of an RGB image (the GPU paths' input).
+    pub fn makes_of_rgb(&self) -> Option<PixelFormat> {
+        self.bound.produces(PixelFormat::Rgb8).and_then(|p| p.image)
+    }
 }
 
 impl Any {
@@ -102,9 +112,6 @@ impl Any {
     }
 }
 
-const W: GrayWeights = GrayWeights::Bt601;
-const LUMA: EqualizeMode = EqualizeMode::Luma;
-
 /// The gray channel of gray + alpha, as a gray image.
 fn without_alpha(img: &Image<La8>) -> Image<Gray8> {
     Image::from_fn(img.width(), img.height(), |x, y| Gray8([img.get(x, y).0[0]]))
@@ -112,33 +119,54 @@ fn without_alpha(img: &Image<La8>) -> Image<Gray8> {
 
 const ALPHA_DROPPED: &str = "its alpha is dropped: this command's result has no alpha channel";
 
-/// Runs `cmd` on one image in its own format (see the module's table); the warning says
-/// what was dropped where the command has no form for it.
-pub fn apply(e: &Device, cmd: &Command, img: Any) -> cuimg::Result<(Any, Option<&'static str>)> {
-    let dropped = Some(ALPHA_DROPPED);
-    Ok(match (cmd, img) {
-        (Command::Gray, Any::Gray(i)) => (Any::Gray(i), None),
-        (Command::Gray, Any::La(i)) => (Any::Gray(without_alpha(&i)), dropped),
-        (Command::Gray, Any::Rgb(i)) => (Any::Gray(e.grayscale(&i.view(), W)?), None),
-        (Command::Gray, Any::Rgba(i)) => (Any::Gray(e.grayscale(&i.view(), W)?), dropped),
-        (Command::Bw, i @ (Any::Gray(_) | Any::La(_))) => (i, None),
-        (Command::Bw, Any::Rgb(i)) => (Any::Rgb(e.black_and_white(&i.view(), W)?), None),
-        (Command::Bw, Any::Rgba(i)) => (Any::Rgba(e.black_and_white(&i.view(), W)?), None),
-        (Command::Equalize, Any::Gray(i)) => (Any::Gray(e.equalize(&i.view())?), None),
-        (Command::Equalize, Any::La(i)) => (Any::La(e.equalize(&i.view())?), None),
-        (Command::Equalize, Any::Rgb(i)) => (Any::Rgb(e.equalize_color(&i.view(), LUMA)?), None),
-        (Command::Equalize, Any::Rgba(i)) => (Any::Rgba(e.equalize_color(&i.view(), LUMA)?), None),
-        // The table on every color channel; alpha through the identity.
-        (Command::Lut(l), Any::Gray(i)) => (Any::Gray(e.apply_luts(&i.view(), &[**l])?), None),
-        (Command::Lut(l), Any::La(i)) => (Any::La(e.apply_luts(&i.view(), &[**l, Lut::identity()])?), None),
-        (Command::Lut(l), Any::Rgb(i)) => (Any::Rgb(e.apply_luts(&i.view(), &[**l; 3])?), None),
-        (Command::Lut(l), Any::Rgba(i)) => {
-            (Any::Rgba(e.apply_luts(&i.view(), &[**l, **l, **l, Lut::identity()])?), None)
+impl From<Any> for AnyImage {
+    fn from(img: Any) -> AnyImage {
+        match img {
+            Any::Gray(i) => AnyImage::Gray8(i),
+            Any::La(i) => AnyImage::La8(i),
+            Any::Rgb(i) => AnyImage::Rgb8(i),
+            Any::Rgba(i) => AnyImage::Rgba8(i),
         }
-        (Command::Clahe(p, _), Any::Gray(i)) => (Any::Gray(e.clahe(&i.view(), *p)?), None),
-        (Command::Clahe(p, _), Any::La(i)) => (Any::Gray(e.clahe(&without_alpha(&i).view(), *p)?), dropped),
-        (Command::Clahe(p, m), Any::Rgb(i)) => (Any::Rgb(e.clahe_color(&i.view(), *p, *m)?), None),
-        (Command::Clahe(p, m), Any::Rgba(i)) => (Any::Rgba(e.clahe_color(&i.view(), *p, *m)?), None),
-        (Command::Histogram, i) => (i, None),
+    }
+}
+
+/// An operation's image in a format the tool writes.
+fn written(img: AnyImage) -> cuimg::Result<Any> {
+    Ok(match img {
+        AnyImage::Gray8(i) => Any::Gray(i),
+        AnyImage::La8(i) => Any::La(i),
+        AnyImage::Rgb8(i) => Any::Rgb(i),
+        AnyImage::Rgba8(i) => Any::Rgba(i),
+        other => return Err(cuimg::Error::UnsupportedFormat(format!("the tool writes no {} images", other.format()))),
     })
+}
+
+/// Runs `cmd` on one image in its own format (see the module's table); the warning says
+/// what was dropped where the command has no form for it. A format the operation does not
+/// take: gray + alpha loses its alpha when the operation takes gray; else gray formats are
+/// written as they are, or without alpha, as the operation's tool form says.
+pub fn apply(e: &Device, cmd: &Command, img: Any) -> cuimg::Result<(Any, Option<&'static str>)> {
+    let img = AnyImage::from(img);
+    let takes = |f| cmd.op.formats.contains(&f);
+    let gray = cmd.op.cli.map_or(GrayInput::Unchanged, |c| c.gray);
+    let (img, warning) = match (img, takes(PixelFormat::Gray8)) {
+        (img, _) if takes(img.format()) => (img, None),
+        (AnyImage::La8(i), true) => (AnyImage::Gray8(without_alpha(&i)), Some(ALPHA_DROPPED)),
+        (AnyImage::La8(i), false) if gray == GrayInput::AlphaDropped => {
+            return Ok((Any::Gray(without_alpha(&i)), Some(ALPHA_DROPPED)));
+        }
+        (img @ (AnyImage::Gray8(_) | AnyImage::La8(_)), _) => return Ok((written(img)?, None)),
+        (other, _) => {
+            let why = format!("{} takes no {} images", cmd.op.name, other.format());
+            return Err(cuimg::Error::UnsupportedFormat(why));
+        }
+    };
+    match e.apply(&*cmd.bound, &img.view())? {
+        Output::Image(out) => {
+            let lost = img.format().has_alpha() && !out.format().has_alpha();
+            Ok((written(out)?, if lost { Some(ALPHA_DROPPED) } else { warning }))
+        }
+        // Histograms go through `Any::histogram`; the input is kept.
+        _ => Ok((written(img)?, warning)),
+    }
 }

@@ -24,8 +24,7 @@ pub type Formats<'a> = &'a (dyn Fn(&Path) -> Format + Sync);
 /// Reads, checks and decodes one input in its own format, timed (a JPEG's luma plane for
 /// `gray`). Samples of more than 8 bits are reduced to 8, and the user is told, file by
 /// file. `None` once the run is stopping.
-pub fn load(path: &Path, cmd: &Command, run: &Run) -> Option<cuimg::Result<Any>> {
-    let luma = matches!(cmd, Command::Gray) && run.luma;
+pub fn load(path: &Path, luma: bool, run: &Run) -> Option<cuimg::Result<Any>> {
     // What the decoded image takes at most: its own channels, or RGB.
     Some(run.read(path, Rgb8::CHANNELS as u32)?.and_then(|(header, bytes)| {
         run.stages.time(Stage::Decode, || {
@@ -68,7 +67,7 @@ fn process(engine: &Device, cmd: &Command, img: Any, (input, out): &Job, format:
 /// The CPU path: every image read, processed and written on a core of its own.
 pub fn on_cpu(jobs: &[Job], cmd: &Command, format: Formats<'_>, run: &Run) {
     let cpu = Device::cpu();
-    jobs.par_iter().for_each(|job| match load(&job.0, cmd, run) {
+    jobs.par_iter().for_each(|job| match load(&job.0, cmd.luma, run) {
         None => {}
         Some(Err(e)) => run.fail(&job.0, e),
         Some(Ok(img)) => process(&cpu, cmd, img, job, format, run),
@@ -100,7 +99,7 @@ pub fn on_gpu<Q: Pixel>(
     let devices = &devices;
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, job)| match load(&job.0, cmd, run) {
+            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, job)| match load(&job.0, cmd.luma, run) {
                 None => {}
                 Some(Ok(Any::Rgb(img))) => {
                     // The pipeline gone (it could not start): the others are not read.
@@ -168,7 +167,7 @@ pub fn histograms(jobs: &[Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
         None => vec![Device::cpu()],
     };
     jobs.par_iter().enumerate().for_each(|(k, (input, out))| {
-        let img = match load(input, &Command::Histogram, run) {
+        let img = match load(input, false, run) {
             None => return,
             Some(Ok(img)) => img,
             Some(Err(e)) => return run.fail(input, e),

@@ -32,9 +32,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, FromArgMatches};
 use cuimg::io::Format;
-use cuimg::{Clahe, DeviceImage, EqualizeMode, GpuPool, Gray8, GrayWeights, Lut, Rgb8, Stream};
+use cuimg::registry::{AnyDeviceView, AnyDeviceViewMut, OPERATIONS, PixelFormat, Target};
+use cuimg::{DeviceImage, DeviceViewMut, GpuPool, Gray8, Pixel, Rgb8, Stream};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use formats::{Any, Command};
@@ -42,59 +43,67 @@ use jpeg_path::{Shape, into_new, jpeg_on_gpu};
 use report::Stages;
 use run::{Run, STOP};
 
-#[derive(Parser)]
-#[command(
-    name = "cuimg",
-    version,
-    about = "GPU image processing, files to files",
-    long_about = None,
-    after_help = "Exit codes: 0 all written; 1 some files failed (each named) or a plot or trace could not be \
-                  written; 2 a usage error, found before any work; 130 interrupted (SIGINT or SIGTERM)."
-)]
-struct Cli {
-    #[command(subcommand)]
-    op: Op,
+/// The tool's arguments: a subcommand per registry operation that has a tool form
+/// (`cuimg::registry`), its parameters as options, and the options every command shares.
+fn cli() -> clap::Command {
+    let mut cmd = clap::Command::new("cuimg")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("GPU image processing, files to files")
+        .after_help(
+            "Exit codes: 0 all written; 1 some files failed (each named) or a plot or trace could not be \
+             written; 2 a usage error, found before any work; 130 interrupted (SIGINT or SIGTERM).",
+        )
+        .subcommand_required(true)
+        .arg_required_else_help(true);
+    for op in OPERATIONS {
+        let Some(form) = op.cli else { continue };
+        // The first sentence in the list of commands, all of it in the command's own help.
+        let first = form.about.split_once(". ").map_or(form.about, |(s, _)| s);
+        let sub = clap::Command::new(form.command).about(first.trim_end_matches('.')).long_about(form.about);
+        let mut sub = Common::augment_args(sub);
+        for p in op.params {
+            let arg = clap::Arg::new(p.name).long(p.name).help(p.help);
+            sub = sub.arg(match p.default {
+                // Negative numbers are taken as values, so `--clip -1` gets the operation's message.
+                Some(d) => arg.default_value(d).allow_negative_numbers(true),
+                None => arg.action(clap::ArgAction::SetTrue),
+            });
+        }
+        cmd = cmd.subcommand(sub);
+    }
+    cmd
 }
 
-#[derive(Subcommand)]
-enum Op {
-    /// RGB to gray (BT.601, as OpenCV's cvtColor). A JPEG gives its own luma plane, decoded
-    /// as such (as OpenCV's imread with IMREAD_GRAYSCALE): within rounding of the same.
-    Gray(Common),
-    /// Gray written back into red, green and blue.
-    Bw(Common),
-    /// Histogram equalization on luma (colors keep their hue), as OpenCV's equalizeHist.
-    Equalize(Common),
-    /// A lookup table on every channel: invert, gamma:G or threshold:T.
-    Lut {
-        #[command(flatten)]
-        common: Common,
-        /// invert, gamma:GAMMA (above 0) or threshold:LEVEL (0 to 255)
-        #[arg(long, default_value = "invert")]
-        table: String,
-    },
-    /// The 256-bin histogram of each image's red, green and blue, as CSV or JSON files.
-    Histogram(Common),
-    /// Contrast-limited adaptive histogram equalization (OpenCV's CLAHE) on luma, or on each
-    /// channel with --per-channel.
-    Clahe {
-        #[command(flatten)]
-        common: Common,
-        /// How many times the average bin count a bin may hold before it is clipped (above 0).
-        // Negative numbers are taken as values, so `--clip -1` gets this tool's message.
-        #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
-        clip: f64,
-        /// The tile grid, COLUMNSxROWS.
-        #[arg(long, default_value = "8x8")]
-        tiles: String,
-        /// Each of red, green and blue through its own tables instead of the luma (changes hues).
-        #[arg(long)]
-        per_channel: bool,
-    },
+/// The command line's operation, bound to its parameters (a bad value is a usage error).
+fn command(name: &str, m: &clap::ArgMatches) -> Result<Command, String> {
+    let op = OPERATIONS.iter().find(|op| op.cli.is_some_and(|c| c.command == name)).expect("a subcommand of cli()");
+    let given: Vec<(&str, String)> = op
+        .params
+        .iter()
+        .filter_map(|p| match p.default {
+            Some(_) => m.get_one::<String>(p.name).map(|v| (p.name, v.clone())),
+            None => m.get_flag(p.name).then(|| (p.name, String::new())),
+        })
+        .collect();
+    let given: Vec<(&str, &str)> = given.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let args = cuimg::registry::Args::parse(op, &given).map_err(|e| e.to_string())?;
+    let bound = (op.bind)(&args).map_err(|e| match e {
+        cuimg::Error::InvalidParameter { what, why } if what.starts_with("--") => format!("{what}: {why}"),
+        e => {
+            let shown: Vec<String> =
+                given.iter().filter(|(_, v)| !v.is_empty()).map(|(n, v)| format!("--{n} {v}")).collect();
+            format!("{}: {e}", shown.join(" "))
+        }
+    })?;
+    // A JPEG's gray is its luma plane, decoded as such (`Jpeg::decode_gray`, `io::decode_luma`):
+    // no RGB image and no conversion. `CUIMG_GRAY_VIA_RGB=1` decodes to RGB and converts, to
+    // compare.
+    let luma = op.name == "grayscale" && args.get("weights") == Some("bt601") && knob("CUIMG_GRAY_VIA_RGB", 0) == 0;
+    Ok(Command { op, bound, luma })
 }
 
 #[derive(Args, Clone)]
-struct Common {
+pub(crate) struct Common {
     /// Image files, folders (their PNG and JPEG files) and glob patterns.
     #[arg(required = true)]
     inputs: Vec<String>,
@@ -138,7 +147,9 @@ struct Common {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let matches = cli().get_matches();
+    let (name, sub) = matches.subcommand().expect("a subcommand is required");
+    let common = Common::from_arg_matches(sub).unwrap_or_else(|e| e.exit());
     // The driver feeds the GPU through 8 hardware queues by default; this tool's 30 or so
     // streams (and nvJPEG's own) then share them, and work on a stream waits behind another
     // stream's blocked work: in the CUPTI timeline the SM decoders' kernels started up to
@@ -149,10 +160,6 @@ fn main() {
         // SAFETY: no other thread runs yet, so none reads the environment meanwhile.
         unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "16") };
     }
-    let (op, common) = match &cli.op {
-        Op::Gray(c) | Op::Bw(c) | Op::Equalize(c) | Op::Histogram(c) => (&cli.op, c),
-        Op::Lut { common, .. } | Op::Clahe { common, .. } => (&cli.op, common),
-    };
     // SIGINT and SIGTERM: the first stops the reading of new files (the files in flight
     // finish, the others are reported as not processed, and the summary is printed); a
     // second ends the process at once, removing the temporary files being written.
@@ -164,7 +171,7 @@ fn main() {
         }
         eprintln!("\nstopping: finishing the files in flight (again to stop at once)");
     });
-    std::process::exit(match run(op, common) {
+    std::process::exit(match command(name, sub).and_then(|cmd| run(&cmd, &common)) {
         Ok(_) if STOP.load(Relaxed) => 130,
         Ok(0) => 0,
         Ok(_) => 1,
@@ -176,23 +183,9 @@ fn main() {
 }
 
 /// The run; `Ok(failures)`, or `Err` when nothing could start.
-fn run(op: &Op, c: &Common) -> Result<usize, String> {
-    let lut = match op {
-        Op::Lut { table, .. } => Some(parse_lut(table)?),
-        _ => None,
-    };
-    let clahe = match op {
-        Op::Clahe { clip, tiles, per_channel, .. } => {
-            let mode = if *per_channel { EqualizeMode::PerChannel } else { EqualizeMode::Luma };
-            Some((parse_clahe(*clip, tiles)?, mode))
-        }
-        _ => None,
-    };
-    let histogram = matches!(op, Op::Histogram(_));
-    // A JPEG's gray is its luma plane, decoded as such (`Jpeg::decode_gray`, `io::decode_luma`):
-    // no RGB image and no conversion. `CUIMG_GRAY_VIA_RGB=1` decodes to RGB and converts, to
-    // compare.
-    let luma = matches!(op, Op::Gray(_)) && knob("CUIMG_GRAY_VIA_RGB", 0) == 0;
+fn run(cmd: &Command, c: &Common) -> Result<usize, String> {
+    let histogram = cmd.histograms();
+    let luma = cmd.luma;
     let ext = match (c.format.as_deref(), histogram) {
         (None, true) => Some("csv"),
         (Some(f @ ("csv" | "json")), true) => Some(f),
@@ -238,7 +231,6 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         halted: Mutex::new(None),
         index,
         ended: jobs.iter().map(|_| AtomicBool::new(false)).collect(),
-        luma: knob("CUIMG_GRAY_VIA_RGB", 0) == 0,
     };
     for (path, why) in missing.iter().chain(&unresolved).chain(&clashes) {
         run.fail(path, why);
@@ -269,57 +261,28 @@ fn run(op: &Op, c: &Common) -> Result<usize, String> {
         Some(shape) => format!("{device}, nvJPEG ({})", shape.describe()),
         None => device,
     };
-    let cmd = match op {
-        Op::Gray(_) => Command::Gray,
-        Op::Bw(_) => Command::Bw,
-        Op::Equalize(_) => Command::Equalize,
-        Op::Lut { .. } => Command::Lut(Box::new(lut.expect("parsed above"))),
-        Op::Clahe { .. } => {
-            let (p, mode) = clahe.expect("parsed above");
-            Command::Clahe(p, mode)
-        }
-        Op::Histogram(_) => Command::Histogram,
-    };
     // nvJPEG's path decodes to RGB for the commands but gray: a gray JPEG goes the other
     // way, which keeps it gray.
     let (jpeg_jobs, other_jobs): (Vec<inputs::Job>, Vec<inputs::Job>) = match &shape {
-        Some(_) if !matches!(cmd, Command::Gray) => jobs.iter().cloned().partition(|(i, _)| !is_gray_jpeg(i)),
+        Some(_) if !luma => jobs.iter().cloned().partition(|(i, _)| !is_gray_jpeg(i)),
         Some(_) => (jobs.clone(), Vec::new()),
         None => (Vec::new(), jobs.clone()),
     };
     let json = ext == Some("json");
-    let on =
-        |pool| Gpus { pool, shape: shape.as_ref(), jpeg_jobs: &jpeg_jobs, jobs: &other_jobs, cmd: &cmd, run: &run };
-    match (op, &gpus) {
-        (Op::Histogram(_), _) => images::histograms(&other_jobs, gpus.as_ref(), json, &run),
-        (_, None) => images::on_cpu(&other_jobs, &cmd, &jpeg, &run),
+    let on = |pool| Gpus { pool, shape: shape.as_ref(), jpeg_jobs: &jpeg_jobs, jobs: &other_jobs, cmd, run: &run };
+    match (&gpus, cmd.makes_of_rgb()) {
+        (_, _) if histogram => images::histograms(&other_jobs, gpus.as_ref(), json, &run),
+        (None, _) => images::on_cpu(&other_jobs, cmd, &jpeg, &run),
         // A JPEG's gray is its luma plane: nvJPEG's, with no work after it.
-        (Op::Gray(_), Some(pool)) if luma && shape.is_some() => {
+        (Some(pool), _) if luma && shape.is_some() => {
             let shape = shape.as_ref().expect("matched");
             jpeg_on_gpu::<Gray8, Gray8>(&jpeg_jobs, pool, shape, &jpeg, &run, |_, luma| Ok(luma));
-            let gray =
-                |s: &Stream, a: &DeviceImage<Rgb8>, b: &mut DeviceImage<Gray8>| s.grayscale(a, b, GrayWeights::Bt601);
-            images::on_gpu(&other_jobs, pool, &cmd, &jpeg, &run, gray, Any::Gray);
+            images::on_gpu(&other_jobs, pool, cmd, &jpeg, &run, on_stream::<Gray8>(cmd), Any::Gray);
         }
-        (Op::Gray(_), Some(pool)) => {
-            on(pool).run(&jpeg, Any::Gray, |s, a, b: &mut DeviceImage<Gray8>| s.grayscale(a, b, GrayWeights::Bt601))
-        }
-        (Op::Bw(_), Some(pool)) => {
-            on(pool).run(&jpeg, Any::Rgb, |s, a, b: &mut DeviceImage<Rgb8>| s.black_and_white(a, b, GrayWeights::Bt601))
-        }
-        (Op::Equalize(_), Some(pool)) => {
-            on(pool).run(&jpeg, Any::Rgb, |s, a, b: &mut DeviceImage<Rgb8>| s.equalize_color(a, b, EqualizeMode::Luma))
-        }
-        (Op::Clahe { .. }, Some(pool)) => {
-            let (p, mode) = clahe.expect("parsed above");
-            on(pool).run(&jpeg, Any::Rgb, move |s, a, b: &mut DeviceImage<Rgb8>| s.clahe_color(a, b, p, mode))
-        }
-        (Op::Lut { .. }, Some(pool)) => {
-            let lut = lut.expect("parsed above");
-            // One upload of 768 bytes per image: small against the image's own.
-            on(pool).run(&jpeg, Any::Rgb, move |s, a, b: &mut DeviceImage<Rgb8>| {
-                s.apply_lut(a, b, &s.upload_lut::<Rgb8>(&lut)?)
-            })
+        (Some(pool), Some(PixelFormat::Gray8)) => on(pool).run(&jpeg, Any::Gray, on_stream::<Gray8>(cmd)),
+        (Some(pool), Some(PixelFormat::Rgb8)) => on(pool).run(&jpeg, Any::Rgb, on_stream::<Rgb8>(cmd)),
+        (Some(_), other) => {
+            return Err(format!("{}: the tool has no GPU path for what it makes of RGB ({other:?})", cmd.op.name));
         }
     }
     // Every job ends as written or failed, whatever stopped the others.
@@ -410,6 +373,17 @@ impl Gpus<'_> {
     }
 }
 
+/// The command's stream form on an RGB device image, into a device image of `Q`.
+fn on_stream<Q: Pixel>(
+    cmd: &Command,
+) -> impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync
+where
+    for<'a> AnyDeviceViewMut<'a>: From<DeviceViewMut<'a, Q>>,
+{
+    let bound = &*cmd.bound;
+    move |s, src, dst| bound.stream(s, &AnyDeviceView::from(src.view()), Target::Image(dst.view_mut().into()))
+}
+
 /// CPU seconds this process has used, user and system (Linux: /proc/self/stat).
 fn process_cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
@@ -417,40 +391,6 @@ fn process_cpu_seconds() -> Option<f64> {
     // utime and stime, the 14th and 15th fields (11 and 12 after the name), at 100 ticks/s.
     let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
     Some((ticks(11)? + ticks(12)?) / 100.0)
-}
-
-/// `--clip` and `--tiles COLUMNSxROWS`, checked before any file is read.
-fn parse_clahe(clip: f64, tiles: &str) -> Result<Clahe, String> {
-    let grid = tiles
-        .split_once(['x', 'X'])
-        .and_then(|(c, r)| Some((c.trim().parse::<u32>().ok()?, r.trim().parse::<u32>().ok()?)))
-        .ok_or_else(|| format!("--tiles {tiles}: use COLUMNSxROWS, for example 8x8"))?;
-    Clahe::new(clip, grid).map_err(|e| format!("--clip {clip} --tiles {tiles}: {e}"))
-}
-
-fn parse_lut(table: &str) -> Result<Lut, String> {
-    let (name, arg) = table.split_once(':').unwrap_or((table, ""));
-    let number = |what: &str| arg.parse::<f64>().map_err(|_| format!("--table {name}:{arg}: {what} must be a number"));
-    match name {
-        "invert" => Ok(Lut::invert()),
-        "gamma" => {
-            let g = number("the gamma")?;
-            if g.is_finite() && g > 0.0 {
-                Ok(Lut::gamma(g))
-            } else {
-                Err(format!("--table gamma:{arg}: must be above 0"))
-            }
-        }
-        "threshold" => {
-            let t = number("the threshold")?;
-            if (0.0..=255.0).contains(&t) {
-                Ok(Lut::threshold(t as u8))
-            } else {
-                Err(format!("--table threshold:{arg}: 0 to 255"))
-            }
-        }
-        _ => Err(format!("--table {table}: use invert, gamma:<G> or threshold:<T>")),
-    }
 }
 
 fn open_gpus(which: &str) -> Result<Option<GpuPool>, String> {

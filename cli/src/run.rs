@@ -42,8 +42,6 @@ pub struct Run<'a> {
     pub index: HashMap<&'a Path, usize>,
     /// Whether each job has ended (written or failed): each ends once.
     pub ended: Vec<AtomicBool>,
-    /// `gray` takes a JPEG's luma plane (`CUIMG_GRAY_VIA_RGB=1`: decoded to RGB, converted).
-    pub luma: bool,
 }
 
 impl Run<'_> {

@@ -646,3 +646,34 @@ fn first_run_frictions() {
         assert!(err.contains("--cpu"), "{err}");
     }
 }
+
+/// The subcommands are the registry's: every operation with a tool form is one, with each
+/// of its parameters as an option, and a bad value stops the run before any file.
+#[test]
+fn every_registered_operation_is_a_command() {
+    let help = String::from_utf8_lossy(&cuimg(&["--help"]).stdout).into_owned();
+    let dir = temp("registry");
+    let inp = dir.join("p.png");
+    std::fs::create_dir_all(&dir).unwrap();
+    cuimg::io::save(&cuimg::Image::<cuimg::Rgb8>::filled(5, 4, 90), &inp).unwrap();
+    for op in cuimg::registry::OPERATIONS {
+        let Some(form) = op.cli else { continue };
+        assert!(help.lines().any(|l| l.trim_start().starts_with(form.command)), "{} is not a command: {help}", op.name);
+        let sub = String::from_utf8_lossy(&cuimg(&[form.command, "--help"]).stdout).into_owned();
+        for p in op.params {
+            assert!(sub.contains(&format!("--{}", p.name)), "{} has no --{}: {sub}", form.command, p.name);
+            if let Some(bad) = p.bad {
+                let out = dir.join(format!("out-{}-{}", form.command, p.name));
+                let o = cuimg(&[
+                    form.command,
+                    inp.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                    &format!("--{}={bad}", p.name),
+                ]);
+                assert_eq!(o.status.code(), Some(2), "{} --{} {bad}", form.command, p.name);
+                assert!(!out.exists(), "a usage error makes no output folder");
+            }
+        }
+    }
+}

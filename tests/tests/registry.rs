@@ -11,7 +11,9 @@
 //! form, fails a test that names it. Under the sanitizers (`CUIMG_SANITIZE=1`) the sizes
 //! are the small ones.
 
-use cuimg::registry::{AnyDeviceImage, AnyImage, AnyView, Args, Bound, Format, OPERATIONS, Operation, Output, Target};
+use cuimg::registry::{
+    AnyDeviceImage, AnyImage, AnyView, Args, Bound, OPERATIONS, Operation, Output, PixelFormat, Target,
+};
 use cuimg::{Error, Rect, Stream};
 use cuimg_tests::{sanitizing, splitmix_bytes};
 
@@ -23,7 +25,7 @@ fn sizes() -> &'static [(u32, u32)] {
 }
 
 /// A random, a peaky (a few values, as photos have) and a constant image.
-fn images(format: Format, w: u32, h: u32, seed: u64) -> Vec<(&'static str, AnyImage)> {
+fn images(format: PixelFormat, w: u32, h: u32, seed: u64) -> Vec<(&'static str, AnyImage)> {
     let n = (w * h) as usize * format.channels();
     let random = splitmix_bytes(seed, n);
     let peaky: Vec<u8> = random.iter().map(|b| b % 7 + 120).collect();
@@ -122,7 +124,7 @@ fn every_operation_has_what_the_registry_expects() {
             p.image.is_some() && p.histogram.is_none()
         });
         assert!(!maps_images || op.cli.is_some(), "{} maps images to images but has no tool form (cli)", op.name);
-        for f in Format::ALL.into_iter().filter(|f| !op.formats.contains(f)) {
+        for f in PixelFormat::ALL.into_iter().filter(|f| !op.formats.contains(f)) {
             assert!(bound.produces(f).is_none(), "{} makes something of {f}, which it does not list", op.name);
         }
     }
@@ -155,7 +157,7 @@ fn all_cores_match_the_reference_on_every_format() {
     });
     for op in OPERATIONS {
         let bound = (op.bind)(&Args::defaults(op)).unwrap();
-        for f in Format::ALL.into_iter().filter(|f| !op.formats.contains(f)) {
+        for f in PixelFormat::ALL.into_iter().filter(|f| !op.formats.contains(f)) {
             let img = AnyImage::from_bytes(f, 3, 2, &vec![9; 6 * f.channels()]).unwrap();
             for r in [bound.cpu(&img.view()), bound.par(&img.view())] {
                 assert!(matches!(r, Err(Error::UnsupportedFormat(_))), "{} on {f}: {:?}", op.name, r.err());
@@ -187,7 +189,7 @@ fn empty_images_are_refused_by_every_form() {
 }
 
 /// A device image of `format` full of a pattern no operation makes by accident.
-fn poisoned(s: &Stream, format: Format, w: u32, h: u32) -> AnyDeviceImage {
+fn poisoned(s: &Stream, format: PixelFormat, w: u32, h: u32) -> AnyDeviceImage {
     let bytes: Vec<u8> = (0..(w * h) as usize * format.channels()).map(|i| 0xA5 ^ (i as u8).wrapping_mul(31)).collect();
     AnyDeviceImage::upload(s, &AnyImage::from_bytes(format, w, h, &bytes).unwrap().view()).unwrap()
 }
@@ -255,7 +257,7 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
     let mut bins = p.histogram.map(|c| {
         let mut b = s.alloc_histogram(c).unwrap();
         // Bins that already hold counts (of another image): the launch replaces them.
-        let filler = [Format::Gray8, Format::La8, Format::Rgb8, Format::Rgba8][c - 1];
+        let filler = [PixelFormat::Gray8, PixelFormat::La8, PixelFormat::Rgb8, PixelFormat::Rgba8][c - 1];
         let other = AnyImage::from_bytes(filler, 5, 4, &splitmix_bytes(9, 20 * c)).unwrap();
         let histogram = cuimg::registry::find("histogram").unwrap();
         let other = AnyDeviceImage::upload(s, &other.view()).unwrap();

@@ -11,13 +11,13 @@ use crate::runtime::{DeviceImage, DeviceView, DeviceViewMut, Stream};
 /// The 8-bit formats, as values.
 ///
 /// ```
-/// use cuimg::registry::Format;
-/// assert_eq!(Format::La8.channels(), 2);
-/// assert!(Format::Rgba8.has_alpha() && !Format::Rgb8.has_alpha());
-/// assert_eq!(Format::ALL.len(), 6);
+/// use cuimg::registry::PixelFormat;
+/// assert_eq!(PixelFormat::La8.channels(), 2);
+/// assert!(PixelFormat::Rgba8.has_alpha() && !PixelFormat::Rgb8.has_alpha());
+/// assert_eq!(PixelFormat::ALL.len(), 6);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
+pub enum PixelFormat {
     Gray8,
     La8,
     Rgb8,
@@ -26,7 +26,7 @@ pub enum Format {
     Bgra8,
 }
 
-/// The formats as types: from a [`Format`] back to the type the typed API takes.
+/// The formats as types: from a [`PixelFormat`] back to the type the typed API takes.
 /// Crate-private, so the set stays the sealed [`Pixel`] set.
 pub(crate) trait Erased: Pixel {
     fn wrap(img: Image<Self>) -> AnyImage;
@@ -35,12 +35,12 @@ pub(crate) trait Erased: Pixel {
     fn device_mut<'v, 'a>(v: &'v mut AnyDeviceViewMut<'a>) -> Option<&'v mut DeviceViewMut<'a, Self>>;
 }
 
-/// `match` on a [`Format`] with `$P` the format's type in `$body`, for the formats listed;
+/// `match` on a [`PixelFormat`] with `$P` the format's type in `$body`, for the formats listed;
 /// any other is [`Error::UnsupportedFormat`] naming `$what`.
 macro_rules! with_format {
     ($format:expr, $what:expr, [$($p:ident),* $(,)?], $P:ident => $body:expr) => {
         match $format {
-            $($crate::registry::Format::$p => {
+            $($crate::registry::PixelFormat::$p => {
                 type $P = $crate::pixel::$p;
                 $body
             })*
@@ -52,27 +52,27 @@ macro_rules! with_format {
 pub(crate) use with_format;
 
 /// The error for a format an operation has no form for.
-pub(crate) fn unsupported(what: &str, format: Format) -> Error {
+pub(crate) fn unsupported(what: &str, format: PixelFormat) -> Error {
     Error::UnsupportedFormat(format!("{what} takes no {} images", format.name()))
 }
 
 macro_rules! erased {
     ($($p:ident),*) => {
-        impl Format {
+        impl PixelFormat {
             /// Every format, in the order the enum lists them.
-            pub const ALL: [Format; 6] = [$(Format::$p),*];
+            pub const ALL: [PixelFormat; 6] = [$(PixelFormat::$p),*];
 
             pub fn name(self) -> &'static str {
-                match self { $(Format::$p => <$p as Pixel>::NAME),* }
+                match self { $(PixelFormat::$p => <$p as Pixel>::NAME),* }
             }
 
             /// Bytes (channels) per pixel.
             pub fn channels(self) -> usize {
-                match self { $(Format::$p => <$p as Pixel>::CHANNELS),* }
+                match self { $(PixelFormat::$p => <$p as Pixel>::CHANNELS),* }
             }
 
             pub fn has_alpha(self) -> bool {
-                match self { $(Format::$p => <$p as Pixel>::ALPHA.is_some()),* }
+                match self { $(PixelFormat::$p => <$p as Pixel>::ALPHA.is_some()),* }
             }
         }
 
@@ -138,8 +138,8 @@ macro_rules! erased {
         )*
 
         impl AnyImage {
-            pub fn format(&self) -> Format {
-                match self { $(AnyImage::$p(_) => Format::$p),* }
+            pub fn format(&self) -> PixelFormat {
+                match self { $(AnyImage::$p(_) => PixelFormat::$p),* }
             }
 
             pub fn view(&self) -> AnyView<'_> {
@@ -160,14 +160,14 @@ macro_rules! erased {
             }
 
             /// A `width` x `height` image of `format` from its packed bytes.
-            pub fn from_bytes(format: Format, width: u32, height: u32, bytes: &[u8]) -> Result<AnyImage> {
-                match format { $(Format::$p => Ok(AnyImage::$p(Image::from_bytes(width, height, bytes)?))),* }
+            pub fn from_bytes(format: PixelFormat, width: u32, height: u32, bytes: &[u8]) -> Result<AnyImage> {
+                match format { $(PixelFormat::$p => Ok(AnyImage::$p(Image::from_bytes(width, height, bytes)?))),* }
             }
         }
 
         impl<'a> AnyView<'a> {
-            pub fn format(&self) -> Format {
-                match self { $(AnyView::$p(_) => Format::$p),* }
+            pub fn format(&self) -> PixelFormat {
+                match self { $(AnyView::$p(_) => PixelFormat::$p),* }
             }
 
             pub fn dimensions(&self) -> (u32, u32) {
@@ -192,16 +192,16 @@ macro_rules! erased {
             }
 
             /// A `width` x `height` device image of `format`, not cleared.
-            pub fn alloc(stream: &Stream, format: Format, width: u32, height: u32) -> Result<AnyDeviceImage> {
-                match format { $(Format::$p => Ok(AnyDeviceImage::$p(stream.alloc(width, height)?))),* }
+            pub fn alloc(stream: &Stream, format: PixelFormat, width: u32, height: u32) -> Result<AnyDeviceImage> {
+                match format { $(PixelFormat::$p => Ok(AnyDeviceImage::$p(stream.alloc(width, height)?))),* }
             }
 
             pub fn download(&self, stream: &Stream) -> Result<AnyImage> {
                 match self { $(AnyDeviceImage::$p(i) => Ok(AnyImage::$p(stream.download(i)?))),* }
             }
 
-            pub fn format(&self) -> Format {
-                match self { $(AnyDeviceImage::$p(_) => Format::$p),* }
+            pub fn format(&self) -> PixelFormat {
+                match self { $(AnyDeviceImage::$p(_) => PixelFormat::$p),* }
             }
 
             pub fn dimensions(&self) -> (u32, u32) {
@@ -226,8 +226,8 @@ macro_rules! erased {
         }
 
         impl AnyDeviceView<'_> {
-            pub fn format(&self) -> Format {
-                match self { $(AnyDeviceView::$p(_) => Format::$p),* }
+            pub fn format(&self) -> PixelFormat {
+                match self { $(AnyDeviceView::$p(_) => PixelFormat::$p),* }
             }
 
             pub fn dimensions(&self) -> (u32, u32) {
@@ -236,8 +236,8 @@ macro_rules! erased {
         }
 
         impl AnyDeviceViewMut<'_> {
-            pub fn format(&self) -> Format {
-                match self { $(AnyDeviceViewMut::$p(_) => Format::$p),* }
+            pub fn format(&self) -> PixelFormat {
+                match self { $(AnyDeviceViewMut::$p(_) => PixelFormat::$p),* }
             }
 
             pub fn dimensions(&self) -> (u32, u32) {
@@ -249,7 +249,7 @@ macro_rules! erased {
 
 erased!(Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8);
 
-impl std::fmt::Display for Format {
+impl std::fmt::Display for PixelFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }

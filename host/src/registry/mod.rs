@@ -25,7 +25,7 @@
 
 mod any;
 
-pub use any::{AnyDeviceImage, AnyDeviceView, AnyDeviceViewMut, AnyImage, AnyView, Format};
+pub use any::{AnyDeviceImage, AnyDeviceView, AnyDeviceViewMut, AnyImage, AnyView, PixelFormat};
 pub(crate) use any::{Erased, unsupported, views_as, with_format};
 
 pub use crate::ops::OPERATIONS;
@@ -43,7 +43,7 @@ pub struct Operation {
     /// What it is bit-exact with (an OpenCV call, or the CPU reference alone).
     pub reference: &'static str,
     /// The input formats it takes.
-    pub formats: &'static [Format],
+    pub formats: &'static [PixelFormat],
     pub params: &'static [Param],
     /// Its forms with the parameters given (each checked here: a bad value is an error
     /// before any image is seen).
@@ -175,7 +175,7 @@ impl Output {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Produces {
     /// An image of this format, as large as the input.
-    pub image: Option<Format>,
+    pub image: Option<PixelFormat>,
     /// A histogram of this many channels.
     pub histogram: Option<usize>,
 }
@@ -194,7 +194,7 @@ pub enum Target<'a> {
 /// [`Error::UnsupportedFormat`].
 pub trait Bound: Send + Sync {
     /// What it makes of `input` (`None` for a format it does not take).
-    fn produces(&self, input: Format) -> Option<Produces>;
+    fn produces(&self, input: PixelFormat) -> Option<Produces>;
     /// The serial CPU reference (`cuimg::cpu`): the oracle.
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output>;
     /// On all CPU cores (`cuimg::par`).

@@ -5,14 +5,15 @@ use super::Clahe;
 use crate::error::{Error, Result};
 use crate::ops::equalize::op::{PER_CHANNEL, mode};
 use crate::registry::{
-    AnyDeviceView, AnyView, Args, Bound, Cli, Format, GrayInput, Operation, Output, Param, Produces, Target, host,
+    AnyDeviceView, AnyView, Args, Bound, Cli, GrayInput, Operation, Output, Param, PixelFormat, Produces, Target, host,
     image, images, source, target_image, views_as, with_format, wrong_target,
 };
 use crate::runtime::{Gpu, Stream};
 use crate::{EqualizeMode, cpu, par};
 
 const NAME: &str = "clahe";
-const FORMATS: &[Format] = &[Format::Gray8, Format::Rgb8, Format::Bgr8, Format::Rgba8, Format::Bgra8];
+const FORMATS: &[PixelFormat] =
+    &[PixelFormat::Gray8, PixelFormat::Rgb8, PixelFormat::Bgr8, PixelFormat::Rgba8, PixelFormat::Bgra8];
 
 pub(crate) static CLAHE: Operation = Operation {
     name: NAME,
@@ -62,14 +63,14 @@ fn params(args: &Args) -> Result<Clahe> {
 struct Tables(Clahe, EqualizeMode);
 
 impl Bound for Tables {
-    fn produces(&self, input: Format) -> Option<Produces> {
+    fn produces(&self, input: PixelFormat) -> Option<Produces> {
         FORMATS.contains(&input).then_some(Produces { image: Some(input), histogram: None })
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {
         let Tables(p, m) = *self;
         match src.format() {
-            Format::Gray8 => image(cpu::clahe(host(src), p)),
+            PixelFormat::Gray8 => image(cpu::clahe(host(src), p)),
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => image(cpu::clahe_color(host::<P>(src), p, m))),
         }
     }
@@ -77,7 +78,7 @@ impl Bound for Tables {
     fn par(&self, src: &AnyView<'_>) -> Result<Output> {
         let Tables(p, m) = *self;
         match src.format() {
-            Format::Gray8 => image(par::clahe(host(src), p)),
+            PixelFormat::Gray8 => image(par::clahe(host(src), p)),
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => image(par::clahe_color(host::<P>(src), p, m))),
         }
     }
@@ -85,7 +86,7 @@ impl Bound for Tables {
     fn gpu(&self, gpu: &Gpu, src: &AnyView<'_>) -> Result<Output> {
         let Tables(p, m) = *self;
         match src.format() {
-            Format::Gray8 => image(gpu.clahe(host(src), p)),
+            PixelFormat::Gray8 => image(gpu.clahe(host(src), p)),
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => image(gpu.clahe_color(host::<P>(src), p, m))),
         }
     }
@@ -93,7 +94,7 @@ impl Bound for Tables {
     fn gpu_batch(&self, gpu: &Gpu, imgs: &[AnyView<'_>]) -> Result<Vec<Output>> {
         let Tables(p, m) = *self;
         match imgs.first().ok_or(Error::EmptyBatch)?.format() {
-            Format::Gray8 => images(gpu.clahe_batch(&views_as(imgs)?, p)),
+            PixelFormat::Gray8 => images(gpu.clahe_batch(&views_as(imgs)?, p)),
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P =>
                 images(gpu.clahe_color_batch(&views_as::<P>(imgs)?, p, m))),
         }
@@ -103,7 +104,7 @@ impl Bound for Tables {
         let Target::Image(mut dst) = target else { return Err(wrong_target(NAME, "an image")) };
         let Tables(p, m) = *self;
         match src.format() {
-            Format::Gray8 => s.clahe(source(src), target_image(NAME, &mut dst)?, p),
+            PixelFormat::Gray8 => s.clahe(source(src), target_image(NAME, &mut dst)?, p),
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P =>
                 s.clahe_color(source::<P>(src), target_image::<P>(NAME, &mut dst)?, p, m)),
         }

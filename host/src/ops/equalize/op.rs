@@ -4,7 +4,7 @@
 use super::EqualizeMode;
 use crate::error::{Error, Result};
 use crate::registry::{
-    AnyDeviceView, AnyView, Args, Bound, Cli, Format, GrayInput, Operation, Output, Param, Produces, Target, host,
+    AnyDeviceView, AnyView, Args, Bound, Cli, GrayInput, Operation, Output, Param, PixelFormat, Produces, Target, host,
     image, images, source, target_image, views_as, with_format, wrong_target,
 };
 use crate::runtime::{Gpu, Stream};
@@ -29,7 +29,7 @@ pub(crate) static EQUALIZE: Operation = Operation {
     name: NAME,
     about: "histogram equalization: gray, or color on its luma or per channel (alpha kept)",
     reference: "OpenCV equalizeHist (on gray, and on each channel or the luma of color)",
-    formats: &Format::ALL,
+    formats: &PixelFormat::ALL,
     params: &[PER_CHANNEL],
     bind: |args| Ok(Box::new(Equalize(mode(args)))),
     cli: Some(Cli {
@@ -43,14 +43,14 @@ pub(crate) static EQUALIZE: Operation = Operation {
 struct Equalize(EqualizeMode);
 
 impl Bound for Equalize {
-    fn produces(&self, input: Format) -> Option<Produces> {
+    fn produces(&self, input: PixelFormat) -> Option<Produces> {
         Some(Produces { image: Some(input), histogram: None })
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {
         let m = self.0;
         match src.format() {
-            f @ (Format::Gray8 | Format::La8) => {
+            f @ (PixelFormat::Gray8 | PixelFormat::La8) => {
                 with_format!(f, NAME, [Gray8, La8], P => image(cpu::equalize(host::<P>(src))))
             }
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => image(cpu::equalize_color(host::<P>(src), m))),
@@ -60,7 +60,7 @@ impl Bound for Equalize {
     fn par(&self, src: &AnyView<'_>) -> Result<Output> {
         let m = self.0;
         match src.format() {
-            f @ (Format::Gray8 | Format::La8) => {
+            f @ (PixelFormat::Gray8 | PixelFormat::La8) => {
                 with_format!(f, NAME, [Gray8, La8], P => image(par::equalize(host::<P>(src))))
             }
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => image(par::equalize_color(host::<P>(src), m))),
@@ -70,7 +70,7 @@ impl Bound for Equalize {
     fn gpu(&self, gpu: &Gpu, src: &AnyView<'_>) -> Result<Output> {
         let m = self.0;
         match src.format() {
-            f @ (Format::Gray8 | Format::La8) => {
+            f @ (PixelFormat::Gray8 | PixelFormat::La8) => {
                 with_format!(f, NAME, [Gray8, La8], P => image(gpu.equalize(host::<P>(src))))
             }
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => image(gpu.equalize_color(host::<P>(src), m))),
@@ -80,7 +80,7 @@ impl Bound for Equalize {
     fn gpu_batch(&self, gpu: &Gpu, imgs: &[AnyView<'_>]) -> Result<Vec<Output>> {
         let m = self.0;
         match imgs.first().ok_or(Error::EmptyBatch)?.format() {
-            f @ (Format::Gray8 | Format::La8) => {
+            f @ (PixelFormat::Gray8 | PixelFormat::La8) => {
                 with_format!(f, NAME, [Gray8, La8], P => images(gpu.equalize_batch(&views_as::<P>(imgs)?)))
             }
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P =>
@@ -92,7 +92,7 @@ impl Bound for Equalize {
         let Target::Image(mut dst) = target else { return Err(wrong_target(NAME, "an image")) };
         let m = self.0;
         match src.format() {
-            f @ (Format::Gray8 | Format::La8) => with_format!(f, NAME, [Gray8, La8], P =>
+            f @ (PixelFormat::Gray8 | PixelFormat::La8) => with_format!(f, NAME, [Gray8, La8], P =>
                 s.equalize(source::<P>(src), target_image::<P>(NAME, &mut dst)?)),
             f => with_format!(f, NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P =>
                 s.equalize_color(source::<P>(src), target_image::<P>(NAME, &mut dst)?, m)),

@@ -3,13 +3,13 @@
 use super::GrayWeights;
 use crate::error::{Error, Result};
 use crate::registry::{
-    AnyDeviceView, AnyView, Args, Bound, Cli, Format, GrayInput, Operation, Output, Param, Produces, Target, host,
+    AnyDeviceView, AnyView, Args, Bound, Cli, GrayInput, Operation, Output, Param, PixelFormat, Produces, Target, host,
     image, images, source, target_image, views_as, with_format, wrong_target,
 };
 use crate::runtime::{Gpu, Stream};
 use crate::{cpu, par};
 
-const COLOR: &[Format] = &[Format::Rgb8, Format::Bgr8, Format::Rgba8, Format::Bgra8];
+const COLOR: &[PixelFormat] = &[PixelFormat::Rgb8, PixelFormat::Bgr8, PixelFormat::Rgba8, PixelFormat::Bgra8];
 
 const WEIGHTS: Param = Param {
     name: "weights",
@@ -81,8 +81,8 @@ impl Grayscale {
 }
 
 impl Bound for Grayscale {
-    fn produces(&self, input: Format) -> Option<Produces> {
-        let image = if self.keep_color { input } else { Format::Gray8 };
+    fn produces(&self, input: PixelFormat) -> Option<Produces> {
+        let image = if self.keep_color { input } else { PixelFormat::Gray8 };
         COLOR.contains(&input).then_some(Produces { image: Some(image), histogram: None })
     }
 

@@ -3,13 +3,13 @@
 use crate::error::{Error, Result};
 use crate::ops::grayscale::GrayWeights;
 use crate::registry::{
-    AnyDeviceView, AnyImage, AnyView, Bound, Format, Operation, Output, Produces, Target, host, source, target_image,
-    views_as, with_format, wrong_target,
+    AnyDeviceView, AnyImage, AnyView, Bound, Operation, Output, PixelFormat, Produces, Target, host, source,
+    target_image, views_as, with_format, wrong_target,
 };
 use crate::runtime::{Gpu, Stream};
 use crate::{Gray8, cpu, par};
 
-const COLOR: &[Format] = &[Format::Rgb8, Format::Bgr8, Format::Rgba8, Format::Bgra8];
+const COLOR: &[PixelFormat] = &[PixelFormat::Rgb8, PixelFormat::Bgr8, PixelFormat::Rgba8, PixelFormat::Bgra8];
 const NAME: &str = "grayscale_histogram";
 
 pub(crate) static GRAYSCALE_HISTOGRAM: Operation = Operation {
@@ -32,8 +32,8 @@ fn both(r: Result<(crate::Image<Gray8>, crate::Histogram)>) -> Result<Output> {
 }
 
 impl Bound for GrayHistogram {
-    fn produces(&self, input: Format) -> Option<Produces> {
-        COLOR.contains(&input).then_some(Produces { image: Some(Format::Gray8), histogram: Some(1) })
+    fn produces(&self, input: PixelFormat) -> Option<Produces> {
+        COLOR.contains(&input).then_some(Produces { image: Some(PixelFormat::Gray8), histogram: Some(1) })
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

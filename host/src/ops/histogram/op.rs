@@ -2,8 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::registry::{
-    AnyDeviceView, AnyView, Bound, Cli, Format, GrayInput, Operation, Output, Produces, Target, host, source, views_as,
-    with_format, wrong_target,
+    AnyDeviceView, AnyView, Bound, Cli, GrayInput, Operation, Output, PixelFormat, Produces, Target, host, source,
+    views_as, with_format, wrong_target,
 };
 use crate::runtime::{Gpu, Stream};
 use crate::{cpu, par};
@@ -12,7 +12,7 @@ pub(crate) static HISTOGRAM: Operation = Operation {
     name: "histogram",
     about: "the 256-bin histogram of each channel",
     reference: "OpenCV calcHist per channel",
-    formats: &Format::ALL,
+    formats: &PixelFormat::ALL,
     params: &[],
     bind: |_| Ok(Box::new(Histograms)),
     cli: Some(Cli {
@@ -27,7 +27,7 @@ struct Histograms;
 const ALL: &str = "histogram";
 
 impl Bound for Histograms {
-    fn produces(&self, input: Format) -> Option<Produces> {
+    fn produces(&self, input: PixelFormat) -> Option<Produces> {
         Some(Produces { image: None, histogram: Some(input.channels()) })
     }
 

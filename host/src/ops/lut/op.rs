@@ -5,8 +5,8 @@ use super::Lut;
 use crate::error::{Error, Result};
 use crate::pixel::Pixel;
 use crate::registry::{
-    AnyDeviceView, AnyView, Bound, Cli, Format, GrayInput, Operation, Output, Param, Produces, Target, host, image,
-    images, source, target_image, views_as, with_format, wrong_target,
+    AnyDeviceView, AnyView, Bound, Cli, GrayInput, Operation, Output, Param, PixelFormat, Produces, Target, host,
+    image, images, source, target_image, views_as, with_format, wrong_target,
 };
 use crate::runtime::{Gpu, Stream};
 use crate::{cpu, par};
@@ -17,7 +17,7 @@ pub(crate) static LUT: Operation = Operation {
     name: NAME,
     about: "a lookup table on every color channel (alpha kept)",
     reference: "OpenCV LUT on the color channels",
-    formats: &Format::ALL,
+    formats: &PixelFormat::ALL,
     params: &[Param {
         name: "table",
         help: "invert, gamma:GAMMA (above 0) or threshold:LEVEL (0 to 255)",
@@ -62,7 +62,7 @@ impl Table {
 }
 
 impl Bound for Table {
-    fn produces(&self, input: Format) -> Option<Produces> {
+    fn produces(&self, input: PixelFormat) -> Option<Produces> {
         Some(Produces { image: Some(input), histogram: None })
     }
 
