@@ -29,6 +29,8 @@ mod common;
 // would be taken for a benchmark of its own).
 #[path = "kernels/modes.rs"]
 mod modes;
+#[path = "kernels/registry.rs"]
+mod registry;
 #[path = "kernels/report.rs"]
 mod report;
 use common::{ROTATION_BYTES, copy_ceiling, time_cpu, time_gpu};
@@ -477,6 +479,10 @@ fn main() {
                     same_size_copy_gbps: 0.0,
                 });
             }
+            // Every operation of the registry, through its stream form.
+            let cpu_runs = (data == Data::Random).then_some(cpu_runs);
+            let case = registry::Case { size, data: dn, rgb: &rgb, gray: &gray, warm, runs, cpu_runs };
+            rows.extend(registry::rows(&s, &case));
             println!("[{done}/{total}] {size} {dn}: {:.1} s", t0.elapsed().as_secs_f64());
         }
     }
