@@ -485,42 +485,49 @@ fn decode_and_apply<S: GpuDecode, Q: Pixel>(
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
 ) {
     let s = &w.stream;
-    // nvJPEG decodes the pixels as stored: a file whose EXIF orientation turns it (a phone's
-    // photo) goes through the CPU decoder, which applies it, as the CPU path does.
-    let upright: Vec<bool> = files.iter().map(|(_, b)| cuimg::io::jpeg_orientation(b).is_none()).collect();
-    let bytes: Vec<&[u8]> = files.iter().zip(&upright).filter(|(_, u)| **u).map(|((_, b), _)| b.as_slice()).collect();
-    let decoded = match bytes.is_empty() {
-        true => Ok(Vec::new()),
-        false => run.stages.time(Stage::Decode, || {
-            let r = S::decode_batch(&w.jpeg, s, &bytes);
-            let _ = s.synchronize();
-            r
-        }),
-    };
-    let mut decoded = match decoded {
-        Ok(d) => d.into_iter(),
+    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+    let decoded = run.stages.time(Stage::Decode, || {
+        let r = S::decode_batch(&w.jpeg, s, &bytes);
+        let _ = s.synchronize();
+        r
+    });
+    let decoded = match decoded {
+        Ok(d) => d,
         Err(e) => {
-            for ((i, _), _) in files.iter().zip(&upright).filter(|(_, u)| **u) {
+            for (i, _) in files {
                 run.fail(&jobs[*i].0, &e);
             }
-            Vec::new().into_iter()
+            return;
         }
     };
-    for ((i, raw), upright) in files.iter().zip(upright) {
+    for ((i, raw), img) in files.iter().zip(decoded) {
         let input = &jobs[*i].0;
-        let img = match upright {
-            // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
-            // through the CPU decoder, which also names the problem of a file neither reads.
-            true => match decoded.next() {
-                Some(img) => img.or_else(|_| decode_and_upload::<S>(s, raw, input, run)),
-                None => continue, // the batch failed as a whole: reported above
-            },
-            false => decode_and_upload::<S>(s, raw, input, run),
+        // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
+        // through the CPU decoder, which also names the problem of a file neither reads
+        // (and turns it upright itself).
+        let img = match img {
+            Ok(img) => upright(s, img, raw, run),
+            Err(_) => decode_and_upload::<S>(s, raw, input, run),
         };
         if !apply_and_hand_on(s, *i, img, jobs, run, op, results) {
             return;
         }
     }
+}
+
+/// nvJPEG decodes the pixels as stored: a file whose EXIF orientation turns it (a phone's
+/// photo) is turned on the GPU, as the CPU decoder turns it.
+fn upright<S: Pixel>(s: &Stream, img: DeviceImage<S>, raw: &[u8], run: &Run) -> cuimg::Result<DeviceImage<S>> {
+    let Some(o) = cuimg::io::jpeg_orientation(raw).and_then(|o| cuimg::Orientation::from_exif(o.to_exif().into()))
+    else {
+        return Ok(img);
+    };
+    run.stages.time(Stage::Kernel, || {
+        let (w, h) = o.size(img.width(), img.height());
+        let mut turned = s.alloc::<S>(w, h)?;
+        s.orient(&img, &mut turned, o)?;
+        Ok(turned)
+    })
 }
 
 /// Runs the operation on a decoded image and queues the result for the encoders (a

@@ -152,3 +152,21 @@ pub fn gather<T: Pod + Send + Sync>(src: &[T], idx: &[u32]) -> Result<Vec<T>> {
     crate::ops::gather::first_bad_index(idx, src.len())?;
     Ok(idx.par_iter().map(|&j| src[j as usize]).collect())
 }
+
+/// [`cpu::orient`] on all cores: bands of output rows, each read from the source.
+pub fn orient<P: Pixel>(src: &ImageView<'_, P>, o: crate::Orientation) -> Result<Image<P>> {
+    validate::non_empty(src.width(), src.height())?;
+    let (w, h) = o.size(src.width(), src.height());
+    let m = o.mapping();
+    let (sw, sh) = (src.width() as u64, src.height() as u64);
+    let rows = band_rows(h) as usize;
+    let mut pixels = vec![P::zeroed(); w as usize * h as usize];
+    pixels.par_chunks_mut(rows * w as usize).enumerate().for_each(|(band, out)| {
+        for (i, p) in out.iter_mut().enumerate() {
+            let (x, y) = ((i % w as usize) as u64, (band * rows + i / w as usize) as u64);
+            let (sx, sy) = m.source(x, y, sw, sh);
+            *p = src.get(sx as u32, sy as u32);
+        }
+    });
+    Image::from_pixels(w, h, pixels)
+}

@@ -141,7 +141,7 @@ fn all_cores_match_the_reference_on_every_format() {
             let p = bound.produces(img.format()).unwrap();
             assert_eq!(
                 out.image().map(|i| (i.format(), i.dimensions())),
-                p.image.map(|f| (f, img.dimensions())),
+                p.image.map(|f| (f, bound.size(img.dimensions().0, img.dimensions().1))),
                 "{what}"
             );
             assert_eq!(out.histogram().map(|h| h.channels()), p.histogram, "{what}");
@@ -251,8 +251,10 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
     let dev = AnyDeviceImage::upload(s, &big.view()).unwrap();
     let src = dev.roi(Rect::new(3, 2, w, h)).unwrap();
     let p = bound.produces(f).unwrap();
-    let at = Rect::new(1, 2, w, h);
-    let mut dst = p.image.map(|q| poisoned(s, q, w + 4, h + 3));
+    // The output's size (an operation that turns swaps them).
+    let (ow, oh) = bound.size(w, h);
+    let at = Rect::new(1, 2, ow, oh);
+    let mut dst = p.image.map(|q| poisoned(s, q, ow + 4, oh + 3));
     let before = dst.as_ref().map(|d| d.download(s).unwrap());
     let mut bins = p.histogram.map(|c| {
         let mut b = s.alloc_histogram(c).unwrap();
@@ -281,8 +283,8 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
         }
     }
     // A destination region one pixel narrower: refused, nothing written.
-    if w > 1 && p.image.is_some() {
-        let r = bound.stream(s, &src, target(&mut dst, &mut bins, Rect::new(1, 2, w - 1, h)));
+    if ow > 1 && p.image.is_some() {
+        let r = bound.stream(s, &src, target(&mut dst, &mut bins, Rect::new(1, 2, ow - 1, oh)));
         assert!(r.is_err(), "{what}: a target of the wrong size was taken");
         assert!(
             dst.as_ref().unwrap().download(s).unwrap() == *before.as_ref().unwrap(),
@@ -298,14 +300,14 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
             if let (Some(dst), Some(want_img), Some(before)) = (&dst, want.image(), &before) {
                 let got = dst.download(s).unwrap();
                 let (gb, bb, ch) = (got.as_bytes(), before.as_bytes(), want_img.format().channels());
-                let pitch = (w + 4) as usize * ch;
-                for y in 0..(h + 3) as usize {
-                    for x in 0..(w + 4) as usize {
+                let pitch = (ow + 4) as usize * ch;
+                for y in 0..(oh + 3) as usize {
+                    for x in 0..(ow + 4) as usize {
                         let i = y * pitch + x * ch;
-                        let inside = (1..1 + w as usize).contains(&x) && (2..2 + h as usize).contains(&y);
+                        let inside = (1..1 + ow as usize).contains(&x) && (2..2 + oh as usize).contains(&y);
                         let expect = match inside {
                             true => {
-                                let j = ((y - 2) * w as usize + (x - 1)) * ch;
+                                let j = ((y - 2) * ow as usize + (x - 1)) * ch;
                                 &want_img.as_bytes()[j..j + ch]
                             }
                             false => &bb[i..i + ch],

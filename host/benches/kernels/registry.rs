@@ -31,12 +31,13 @@ pub fn rows(s: &Stream, c: &Case<'_>) -> Vec<Row> {
         for img in inputs.iter().filter(|i| op.formats.contains(&i.format())) {
             let (w, h) = img.dimensions();
             let p = bound.produces(img.format()).expect("a format the operation lists");
-            let out_bytes = p.image.map_or(0, |f| w as u64 * h as u64 * f.channels() as u64);
+            let (ow, oh) = bound.size(w, h);
+            let out_bytes = p.image.map_or(0, |f| ow as u64 * oh as u64 * f.channels() as u64);
             let bytes = img.as_bytes().len() as u64 + out_bytes;
             let sets = sets_for(bytes);
             let ins: Vec<AnyDeviceImage> = (0..sets).map(|_| AnyDeviceImage::upload(s, &img.view()).unwrap()).collect();
             let mut outs: Vec<Option<AnyDeviceImage>> =
-                (0..sets).map(|_| p.image.map(|f| AnyDeviceImage::alloc(s, f, w, h).unwrap())).collect();
+                (0..sets).map(|_| p.image.map(|f| AnyDeviceImage::alloc(s, f, ow, oh).unwrap())).collect();
             let mut bins: Option<DeviceHistogram> = p.histogram.map(|n| s.alloc_histogram(n).unwrap());
             let mut launch = |i: usize| {
                 let target = match (outs[i % sets].as_mut(), bins.as_mut()) {

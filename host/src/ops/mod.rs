@@ -6,22 +6,25 @@
 //! `crate::runtime` and never on each other's launch code; equalization reuses the
 //! histogram and LUT launches through their `pub(crate)` entry points.
 
-pub mod clahe;
-pub mod equalize;
-pub mod gather;
-pub mod grayscale;
-pub mod grayscale_histogram;
-pub mod histogram;
-pub mod lut;
+/// Declares each operation's folder and lists the registry entries its `op.rs` declares in
+/// [`OPERATIONS`]: one line per operation, the only line a new one adds here.
+macro_rules! operations {
+    ($($folder:ident: [$($entry:ident),*];)*) => {
+        $(pub mod $folder;)*
 
-/// Every image operation, as its folder's `op.rs` declares it ([`crate::registry`]). Gather
-/// works on slices, not images: it is tested on its own (`tests/tests/gather.rs`).
-pub static OPERATIONS: &[&crate::registry::Operation] = &[
-    &grayscale::op::GRAYSCALE,
-    &grayscale::op::BLACK_AND_WHITE,
-    &histogram::op::HISTOGRAM,
-    &grayscale_histogram::op::GRAYSCALE_HISTOGRAM,
-    &equalize::op::EQUALIZE,
-    &lut::op::LUT,
-    &clahe::op::CLAHE,
-];
+        /// Every image operation, as its folder's `op.rs` declares it ([`crate::registry`]).
+        pub static OPERATIONS: &[&crate::registry::Operation] = &[$($(&$folder::op::$entry,)*)*];
+    };
+}
+
+operations! {
+    grayscale: [GRAYSCALE, BLACK_AND_WHITE];
+    histogram: [HISTOGRAM];
+    grayscale_histogram: [GRAYSCALE_HISTOGRAM];
+    equalize: [EQUALIZE];
+    lut: [LUT];
+    clahe: [CLAHE];
+    orient: [ORIENT];
+    // Gather works on slices, not images: it is tested on its own (tests/tests/gather.rs).
+    gather: [];
+}

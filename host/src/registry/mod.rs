@@ -174,7 +174,7 @@ impl Output {
 /// What an operation makes of an input of a format it takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Produces {
-    /// An image of this format, as large as the input.
+    /// An image of this format, of [`Bound::size`].
     pub image: Option<PixelFormat>,
     /// A histogram of this many channels.
     pub histogram: Option<usize>,
@@ -195,6 +195,11 @@ pub enum Target<'a> {
 pub trait Bound: Send + Sync {
     /// What it makes of `input` (`None` for a format it does not take).
     fn produces(&self, input: PixelFormat) -> Option<Produces>;
+    /// The size of the image it makes of a `width` x `height` input (the same, unless it
+    /// turns or resizes).
+    fn size(&self, width: u32, height: u32) -> (u32, u32) {
+        (width, height)
+    }
     /// The serial CPU reference (`cuimg::cpu`): the oracle.
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output>;
     /// On all CPU cores (`cuimg::par`).
