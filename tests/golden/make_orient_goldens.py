@@ -20,7 +20,8 @@ ORIENT = {
     7: lambda m: cv2.flip(cv2.transpose(m), -1),
     8: lambda m: cv2.rotate(m, cv2.ROTATE_90_COUNTERCLOCKWISE),
 }
-SIZES = [(1, 1), (1, 17), (17, 1), (7, 3), (64, 48), (333, 257), (1920, 1080)]
+# (Digests are computed in pure Python: larger sizes take minutes.)
+SIZES = [(1, 1), (1, 17), (17, 1), (7, 3), (64, 48), (333, 257)]
 
 
 def main():
