@@ -245,9 +245,15 @@ fn decode_alone(files: &[PathBuf], full: bool, rows: &mut Vec<serde_json::Value>
                         let views: Vec<&[u8]> =
                             files[start..(start + take).min(files.len())].iter().map(Vec::as_slice).collect();
                         if gray {
-                            jpeg.decode_batch_gray(stream, &views).unwrap().into_iter().for_each(|r| drop(r.unwrap()));
+                            jpeg.decode_batch::<cuimg::Gray8>(stream, &views)
+                                .unwrap()
+                                .into_iter()
+                                .for_each(|r| drop(r.unwrap()));
                         } else {
-                            jpeg.decode_batch_rgb(stream, &views).unwrap().into_iter().for_each(|r| drop(r.unwrap()));
+                            jpeg.decode_batch::<cuimg::Rgb8>(stream, &views)
+                                .unwrap()
+                                .into_iter()
+                                .for_each(|r| drop(r.unwrap()));
                         }
                     }
                     stream.synchronize().unwrap();

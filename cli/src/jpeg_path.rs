@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use cuimg::io::{Encode, Format};
-use cuimg::{DeviceImage, GpuPool, Gray8, Image, Pixel, Rgb8, Stream};
+use cuimg::jpeg::JpegPixel;
+use cuimg::{DeviceImage, GpuPool, Pixel, Rgb8, Stream};
 use rayon::prelude::*;
 
 use crate::images::next;
@@ -16,75 +17,6 @@ use crate::inputs;
 use crate::knob;
 use crate::report::{self, Stage};
 use crate::run::{Admission, Run};
-
-/// Formats nvJPEG encodes from device images.
-pub(crate) trait GpuJpeg: Pixel + Encode {
-    fn encode_on_gpu(
-        jpeg: &cuimg::jpeg::Jpeg,
-        s: &Stream,
-        img: &DeviceImage<Self>,
-        quality: u8,
-    ) -> cuimg::Result<Vec<u8>>;
-}
-
-impl GpuJpeg for Gray8 {
-    fn encode_on_gpu(
-        jpeg: &cuimg::jpeg::Jpeg,
-        s: &Stream,
-        img: &DeviceImage<Self>,
-        quality: u8,
-    ) -> cuimg::Result<Vec<u8>> {
-        jpeg.encode_gray(s, img, quality)
-    }
-}
-
-impl GpuJpeg for Rgb8 {
-    fn encode_on_gpu(
-        jpeg: &cuimg::jpeg::Jpeg,
-        s: &Stream,
-        img: &DeviceImage<Self>,
-        quality: u8,
-    ) -> cuimg::Result<Vec<u8>> {
-        jpeg.encode_rgb(s, img, quality)
-    }
-}
-
-/// What the JPEG path decodes into: RGB, or gray (a JPEG's luma plane).
-pub(crate) trait GpuDecode: Pixel {
-    fn decode_batch(
-        jpeg: &cuimg::jpeg::Jpeg,
-        s: &Stream,
-        files: &[&[u8]],
-    ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>>;
-    /// A file decoded on the CPU (which also names what is wrong with one nvJPEG refused).
-    fn decode_on_cpu(bytes: &[u8], path: &Path) -> cuimg::Result<Image<Self>>;
-}
-
-impl GpuDecode for Rgb8 {
-    fn decode_batch(
-        jpeg: &cuimg::jpeg::Jpeg,
-        s: &Stream,
-        files: &[&[u8]],
-    ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>> {
-        jpeg.decode_batch_rgb(s, files)
-    }
-    fn decode_on_cpu(bytes: &[u8], path: &Path) -> cuimg::Result<Image<Self>> {
-        cuimg::io::decode_rgb(bytes, path)
-    }
-}
-
-impl GpuDecode for Gray8 {
-    fn decode_batch(
-        jpeg: &cuimg::jpeg::Jpeg,
-        s: &Stream,
-        files: &[&[u8]],
-    ) -> cuimg::Result<Vec<cuimg::Result<DeviceImage<Self>>>> {
-        jpeg.decode_batch_gray(s, files)
-    }
-    fn decode_on_cpu(bytes: &[u8], path: &Path) -> cuimg::Result<Image<Self>> {
-        cuimg::io::decode_luma(bytes, path)
-    }
-}
 
 /// An operation that writes its result into an image it is given, as one that returns a
 /// new image (made for it on the same stream) from the decoded one.
@@ -193,7 +125,7 @@ fn open_batched(
 /// A result crosses from a decoder's stream to an encoder's: cuimg's device images order
 /// that themselves (the encoder's read waits for the operation's write, and the free for
 /// the encoder's read).
-pub(crate) fn jpeg_on_gpu<S: GpuDecode, Q: GpuJpeg>(
+pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
     jobs: &[inputs::Job],
     pool: &GpuPool,
     shape: &Shape,
@@ -393,10 +325,10 @@ fn failing(codec: &str) -> Option<cuimg::Error> {
     named.split(',').any(|c| c.trim() == codec).then(|| cuimg::Error::NoNvjpeg(format!("CUIMG_FAIL_CODECS={named}")))
 }
 
-/// A CPU decoder: takes files one at a time, decodes each on this core (`GpuDecode::decode_on_cpu`),
+/// A CPU decoder: takes files one at a time, decodes each on this core (`cuimg::io::decode_jpeg_as`),
 /// uploads it and runs the operation on a stream of its own; until the queue is empty, or
 /// until `until` is set.
-fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
+fn decode_on_cpu<S: JpegPixel, Q: Pixel>(
     gpu: &cuimg::Gpu,
     jobs: &[inputs::Job],
     run: &Run,
@@ -415,7 +347,7 @@ fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
         for (i, raw) in &files {
             let img = run
                 .stages
-                .time(Stage::Decode, || S::decode_on_cpu(raw, &jobs[*i].0))
+                .time(Stage::Decode, || cuimg::io::decode_jpeg_as::<S>(raw, &jobs[*i].0, &run.limits))
                 // Through the stream's page-locked buffer: from ordinary memory the driver
                 // holds its lock while it stages the copy, and the other threads wait.
                 .and_then(|img| run.stages.time(Stage::Upload, || stream.upload_staged(&img.view())));
@@ -428,8 +360,8 @@ fn decode_on_cpu<S: GpuDecode, Q: Pixel>(
 
 /// A file a GPU decoder passes on (nvJPEG refused it, or it is turned by its EXIF
 /// orientation), decoded on the CPU and uploaded.
-fn decode_and_upload<S: GpuDecode>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> cuimg::Result<DeviceImage<S>> {
-    let img = run.stages.time(Stage::Decode, || S::decode_on_cpu(raw, input))?;
+fn decode_and_upload<S: JpegPixel>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> cuimg::Result<DeviceImage<S>> {
+    let img = run.stages.time(Stage::Decode, || cuimg::io::decode_jpeg_as::<S>(raw, input, &run.limits))?;
     run.stages.time(Stage::Upload, || s.upload(&img.view()))
 }
 
@@ -460,7 +392,7 @@ fn take_within<T>(rx: &std::sync::mpsc::Receiver<T>, n: usize, wait: std::time::
 
 /// A decoder's loop: `n` files at a time from the reader through [`decode_and_apply`], until
 /// none are left.
-fn decode_all<S: GpuDecode, Q: Pixel>(
+fn decode_all<S: JpegPixel, Q: Pixel>(
     w: &Worker,
     n: usize,
     files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>,
@@ -476,7 +408,7 @@ fn decode_all<S: GpuDecode, Q: Pixel>(
 
 /// Decodes `files` on the worker's codec (what nvJPEG refuses, on the CPU), runs the
 /// operation on its stream, and queues each result for the encoders.
-fn decode_and_apply<S: GpuDecode, Q: Pixel>(
+fn decode_and_apply<S: JpegPixel, Q: Pixel>(
     w: &Worker,
     files: &[(usize, Vec<u8>)],
     jobs: &[inputs::Job],
@@ -487,7 +419,7 @@ fn decode_and_apply<S: GpuDecode, Q: Pixel>(
     let s = &w.stream;
     let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
     let decoded = run.stages.time(Stage::Decode, || {
-        let r = S::decode_batch(&w.jpeg, s, &bytes);
+        let r = w.jpeg.decode_batch::<S>(s, &bytes);
         let _ = s.synchronize();
         r
     });
@@ -552,7 +484,7 @@ fn apply_and_hand_on<S: Pixel, Q: Pixel>(
 
 /// Encodes one result (JPEG on the GPU where there is a codec, else on the CPU after a
 /// download, as other formats) and hands it to the writer threads.
-fn encode_and_write<Q: GpuJpeg>(
+fn encode_and_write<Q: JpegPixel + Encode>(
     jpeg: Option<&cuimg::jpeg::Jpeg>,
     s: &Stream,
     dst: &DeviceImage<Q>,
@@ -562,9 +494,7 @@ fn encode_and_write<Q: GpuJpeg>(
     writers: &std::sync::mpsc::SyncSender<(PathBuf, Vec<u8>)>,
 ) {
     let encoded = match (format(out), jpeg) {
-        (Format::Jpeg { quality }, Some(jpeg)) => {
-            run.stages.time(Stage::Encode, || Q::encode_on_gpu(jpeg, s, dst, quality))
-        }
+        (Format::Jpeg { quality }, Some(jpeg)) => run.stages.time(Stage::Encode, || jpeg.encode(s, dst, quality)),
         (other, _) => run
             .stages
             .time(Stage::Download, || s.download(dst))

@@ -360,7 +360,7 @@ impl Gpus<'_> {
     /// One command's operation on RGB device images, written once for both paths: the JPEG
     /// path's decoded images (into a new image), then the pipeline's (RGB) and each other
     /// format's through the GPU's calls (`wrap` makes a result an `Any`).
-    fn run<Q: jpeg_path::GpuJpeg>(
+    fn run<Q: cuimg::jpeg::JpegPixel + cuimg::io::Encode>(
         &self,
         format: images::Formats<'_>,
         wrap: fn(cuimg::Image<Q>) -> Any,

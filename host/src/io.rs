@@ -277,6 +277,12 @@ pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
     decode_luma_with(bytes, name, &Limits::default())
 }
 
+/// A JPEG decoded on the CPU to what nvJPEG's [`crate::jpeg::Jpeg::decode_as`] gives for
+/// `P`: RGB, or the luma plane ([`decode_luma`]), upright, within `limits`.
+pub fn decode_jpeg_as<P: crate::jpeg::JpegPixel>(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<P>> {
+    <P as crate::jpeg::sealed::Output>::decode_on_cpu(bytes, name, limits)
+}
+
 /// [`decode_luma`] within `limits`, as [`decode_with`].
 pub fn decode_luma_with(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<Gray8>> {
     use zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions};

@@ -77,7 +77,7 @@ fn gray_jpegs_decode_to_gray() {
     let db = psnr(s.download(&dev).unwrap().as_bytes(), cpu.as_raw());
     assert!(db >= DECODERS_AGREE_DB, "{db:.1} dB");
     // And as RGB on request: every channel the gray value.
-    let rgb = s.download(&jpeg.decode_rgb(&s, &bytes).unwrap()).unwrap();
+    let rgb = s.download(&jpeg.decode_as::<cuimg::Rgb8>(&s, &bytes).unwrap()).unwrap();
     assert!(rgb.pixels().iter().all(|p| p.0[0] == p.0[1] && p.0[1] == p.0[2]));
 }
 
@@ -88,13 +88,13 @@ fn encode_reads_back() {
     let s = gpu.stream().unwrap();
     for (name, img) in color_photos() {
         let dev = s.upload(&img.view()).unwrap();
-        let bytes = jpeg.encode_rgb(&s, &dev, 90).unwrap();
+        let bytes = jpeg.encode(&s, &dev, 90).unwrap();
         assert!(cuimg::io::jpeg_is_complete(&bytes), "{name}");
         let back = cuimg::io::decode_rgb(&bytes, std::path::Path::new("x.jpg")).unwrap();
         let db = psnr(back.as_bytes(), img.as_bytes());
         assert!(db > 30.0, "{name}: {db:.1} dB at quality 90");
         let gray = cuimg::cpu::grayscale(&img.view(), cuimg::GrayWeights::Bt601).unwrap();
-        let bytes = jpeg.encode_gray(&s, &s.upload(&gray.view()).unwrap(), 90).unwrap();
+        let bytes = jpeg.encode(&s, &s.upload(&gray.view()).unwrap(), 90).unwrap();
         let back = image::load_from_memory(&bytes).unwrap();
         assert_eq!(back.color(), image::ColorType::L8, "{name}: a gray JPEG");
         assert!(psnr(back.into_luma8().as_raw(), gray.as_bytes()) > 30.0);
@@ -113,7 +113,7 @@ fn batches_report_each_bad_file_alone() {
     files[2].truncate(cut); // truncated
     files[4] = b"\xFF\xD8\xFF\xE0 not a jpeg at all".to_vec(); // corrupt
     let views: Vec<&[u8]> = files.iter().map(|f| f.as_slice()).collect();
-    let results = jpeg.decode_batch_rgb(&s, &views).unwrap();
+    let results = jpeg.decode_batch::<cuimg::Rgb8>(&s, &views).unwrap();
     assert_eq!(results.len(), 6);
     for (i, r) in results.iter().enumerate() {
         match (i, r) {
@@ -127,7 +127,7 @@ fn batches_report_each_bad_file_alone() {
         }
     }
     // The stream and the codec still work.
-    let ok = jpeg.decode_rgb(&s, &files[0]).unwrap();
+    let ok = jpeg.decode_as::<cuimg::Rgb8>(&s, &files[0]).unwrap();
     assert_eq!(ok.dimensions(), (200, 150));
 }
 
@@ -166,7 +166,7 @@ fn progressive_cmyk_and_restart_jpegs() {
     let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
     let s = gpu.stream().unwrap();
     for (name, bytes, cpu) in &cpu_results {
-        match jpeg.decode_rgb(&s, bytes) {
+        match jpeg.decode_as::<cuimg::Rgb8>(&s, bytes) {
             Ok(dev) => {
                 let db = psnr(s.download(&dev).unwrap().as_bytes(), cpu.as_bytes());
                 println!("{name}: nvJPEG decodes it, {db:.1} dB against the CPU decode");
@@ -182,7 +182,7 @@ fn progressive_cmyk_and_restart_jpegs() {
     }
     // The codec still works after a refusal.
     let ok = cuimg::io::encode(&source, cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
-    assert_eq!(jpeg.decode_rgb(&s, &ok).unwrap().dimensions(), (97, 61));
+    assert_eq!(jpeg.decode_as::<cuimg::Rgb8>(&s, &ok).unwrap().dimensions(), (97, 61));
 }
 
 /// An EXIF `APP1` segment asking for `orientation` (1 to 8), put after a JPEG's SOI marker:
@@ -284,7 +284,7 @@ fn the_default_backend_decodes_too() {
         .map(|(_, img)| cuimg::io::encode(img, cuimg::io::Format::Jpeg { quality: 90 }).unwrap())
         .collect();
     let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-    for (bytes, r) in files.iter().zip(jpeg.decode_batch_rgb(&s, &views).unwrap()) {
+    for (bytes, r) in files.iter().zip(jpeg.decode_batch::<cuimg::Rgb8>(&s, &views).unwrap()) {
         let cpu = cuimg::io::decode_rgb(bytes, std::path::Path::new("x.jpg")).unwrap();
         assert!(psnr(s.download(&r.unwrap()).unwrap().as_bytes(), cpu.as_bytes()) >= DECODERS_AGREE_DB);
     }
@@ -297,7 +297,7 @@ fn the_default_backend_decodes_too() {
     let sibling = Jpeg::new(&gpu).unwrap().another_without_hardware().unwrap();
     assert!(!sibling.hardware());
     for codec in [jpeg, sibling, Jpeg::new(&gpu).unwrap()] {
-        let results = codec.decode_batch_rgb(&s, &mixed).unwrap();
+        let results = codec.decode_batch::<cuimg::Rgb8>(&s, &mixed).unwrap();
         assert_eq!(results.len(), mixed.len());
         for (i, (bytes, r)) in mixed.iter().zip(results).enumerate() {
             match r {
@@ -337,7 +337,7 @@ fn codec_buffers_grow_with_their_inputs() {
             })
             .collect();
         let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-        let results = jpeg.decode_batch_gray(&s, &views).unwrap();
+        let results = jpeg.decode_batch::<cuimg::Gray8>(&s, &views).unwrap();
         assert_eq!(results.len(), n as usize);
         for (bytes, r) in files.iter().zip(results) {
             let got = s.download(&r.unwrap()).unwrap();
@@ -351,12 +351,12 @@ fn codec_buffers_grow_with_their_inputs() {
     // buffer the first made.
     let small = s.upload(&random::<Gray8>(16, 16, 1).view()).unwrap();
     let noise = s.upload(&random::<Gray8>(1201, 901, 2).view()).unwrap();
-    let first = jpeg.encode_gray(&s, &small, 90).unwrap();
-    let big = jpeg.encode_gray(&s, &noise, 100).unwrap();
+    let first = jpeg.encode(&s, &small, 90).unwrap();
+    let big = jpeg.encode(&s, &noise, 100).unwrap();
     assert!(big.len() > 4 * first.len().next_power_of_two(), "{} bytes", big.len());
     let fresh = Jpeg::new(&gpu).unwrap();
-    assert_eq!(big, fresh.encode_gray(&s, &noise, 100).unwrap(), "the grown buffer's bitstream");
-    assert_eq!(first, fresh.encode_gray(&s, &small, 90).unwrap());
+    assert_eq!(big, fresh.encode(&s, &noise, 100).unwrap(), "the grown buffer's bitstream");
+    assert_eq!(first, fresh.encode(&s, &small, 90).unwrap());
     let back = cuimg::io::decode_luma(&big, std::path::Path::new("x.jpg")).unwrap();
     assert_eq!(back.dimensions(), (1201, 901));
 }
@@ -386,8 +386,8 @@ fn large_images_decode_on_the_sms() {
     let gray = cuimg::cpu::grayscale(&big(1283, 977).view(), cuimg::GrayWeights::Bt601).unwrap();
     files.push(cuimg::io::encode(&gray, cuimg::io::Format::Jpeg { quality: 85 }).unwrap());
     let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-    let one_by_one: Vec<_> = views.iter().map(|b| jpeg.decode_rgb(&s, b).unwrap()).collect();
-    let batched = jpeg.decode_batch_rgb(&s, &views).unwrap();
+    let one_by_one: Vec<_> = views.iter().map(|b| jpeg.decode_as::<cuimg::Rgb8>(&s, b).unwrap()).collect();
+    let batched = jpeg.decode_batch::<cuimg::Rgb8>(&s, &views).unwrap();
     for (i, ((bytes, a), b)) in views.iter().zip(one_by_one).zip(batched).enumerate() {
         let cpu = cuimg::io::decode_rgb(bytes, std::path::Path::new("x.jpg")).unwrap();
         for dev in [a, b.unwrap()] {
@@ -399,7 +399,7 @@ fn large_images_decode_on_the_sms() {
     }
     // A truncated large file is refused on this path too.
     let cut = &files[1][..files[1].len() * 2 / 3];
-    assert!(matches!(jpeg.decode_rgb(&s, cut), Err(Error::Nvjpeg { .. })));
+    assert!(matches!(jpeg.decode_as::<cuimg::Rgb8>(&s, cut), Err(Error::Nvjpeg { .. })));
 }
 
 /// Gray decoding (`decode_gray`, `decode_batch_gray`) gives a file's luma plane, on both
@@ -429,8 +429,8 @@ fn gray_decode_is_the_luma_plane() {
         let cpu = cuimg::io::decode_rgb(&bytes, std::path::Path::new("x.jpg")).unwrap();
         let cpu_gray = cuimg::cpu::grayscale(&cpu.view(), bt601).unwrap();
         for codec in [&hardware, &on_sms] {
-            let single = s.download(&codec.decode_gray(&s, &bytes).unwrap()).unwrap();
-            let batch = codec.decode_batch_gray(&s, &[&bytes, &bytes]).unwrap();
+            let single = s.download(&codec.decode_as::<cuimg::Gray8>(&s, &bytes).unwrap()).unwrap();
+            let batch = codec.decode_batch::<cuimg::Gray8>(&s, &[&bytes, &bytes]).unwrap();
             for r in batch {
                 let got = s.download(&r.unwrap()).unwrap();
                 assert_eq!(got, single, "{name} ({codec:?}): batched and single gray decodes differ");
@@ -440,7 +440,7 @@ fn gray_decode_is_the_luma_plane() {
             assert!(db >= DECODERS_AGREE_DB, "{name} ({codec:?}): {db:.1} dB against the image crate");
             worst_cpu = worst_cpu.min(db);
             // nvJPEG's RGB decode of the same file, through the grayscale kernel.
-            let rgb = codec.decode_rgb(&s, &bytes).unwrap();
+            let rgb = codec.decode_as::<cuimg::Rgb8>(&s, &bytes).unwrap();
             let mut via_rgb = s.alloc::<Gray8>(rgb.width(), rgb.height()).unwrap();
             s.grayscale(&rgb, &mut via_rgb, bt601).unwrap();
             let via_rgb = s.download(&via_rgb).unwrap();
@@ -465,17 +465,23 @@ fn gray_decode_is_the_luma_plane() {
     let cmyk = data("cmyk.jpg");
     let gray_file = cuimg::io::encode(&random::<Gray8>(129, 65, 3), cuimg::io::Format::Jpeg { quality: 95 }).unwrap();
     for codec in [&hardware, &on_sms] {
-        if let Ok(rgb) = codec.decode_rgb(&s, &cmyk) {
+        if let Ok(rgb) = codec.decode_as::<cuimg::Rgb8>(&s, &cmyk) {
             let mut want = s.alloc::<Gray8>(rgb.width(), rgb.height()).unwrap();
             s.grayscale(&rgb, &mut want, bt601).unwrap();
-            let got = codec.decode_batch_gray(&s, &[&cmyk]).unwrap().pop().unwrap().unwrap();
+            let got = codec.decode_batch::<cuimg::Gray8>(&s, &[&cmyk]).unwrap().pop().unwrap().unwrap();
             assert_eq!(s.download(&got).unwrap(), s.download(&want).unwrap(), "CMYK ({codec:?})");
         }
         let DecodedJpeg::Gray(plane) = codec.decode(&s, &gray_file).unwrap() else { panic!("gray file in color") };
-        assert_eq!(s.download(&codec.decode_gray(&s, &gray_file).unwrap()).unwrap(), s.download(&plane).unwrap());
+        assert_eq!(
+            s.download(&codec.decode_as::<cuimg::Gray8>(&s, &gray_file).unwrap()).unwrap(),
+            s.download(&plane).unwrap()
+        );
         let cut = &gray_file[..gray_file.len() / 2];
-        assert!(matches!(codec.decode_gray(&s, cut), Err(Error::Nvjpeg { .. })));
-        assert!(matches!(codec.decode_batch_gray(&s, &[cut]).unwrap().pop().unwrap(), Err(Error::Nvjpeg { .. })));
+        assert!(matches!(codec.decode_as::<cuimg::Gray8>(&s, cut), Err(Error::Nvjpeg { .. })));
+        assert!(matches!(
+            codec.decode_batch::<cuimg::Gray8>(&s, &[cut]).unwrap().pop().unwrap(),
+            Err(Error::Nvjpeg { .. })
+        ));
     }
 }
 
@@ -522,7 +528,7 @@ fn codecs_made_while_others_decode_do_not_hang() {
                         let jpeg = Jpeg::new(gpu).unwrap();
                         let n = 1 + (t + round) % files.len();
                         let views: Vec<&[u8]> = files[..n].iter().map(Vec::as_slice).collect();
-                        for r in jpeg.decode_batch_rgb(&s, &views).unwrap() {
+                        for r in jpeg.decode_batch::<cuimg::Rgb8>(&s, &views).unwrap() {
                             assert_eq!(r.unwrap().height(), 1080);
                         }
                         progress.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -555,17 +561,20 @@ fn bombs_never_reach_nvjpeg() {
     let Some(jpeg) = jpeg_or_skip(&gpu) else { return };
     let s = gpu.stream().unwrap();
     let big = bomb(40000, 40000);
-    assert!(matches!(jpeg.decode_rgb(&s, &big), Err(Error::Limit { .. })));
-    assert!(matches!(jpeg.decode_gray(&s, &big), Err(Error::Limit { .. })));
+    assert!(matches!(jpeg.decode_as::<cuimg::Rgb8>(&s, &big), Err(Error::Limit { .. })));
+    assert!(matches!(jpeg.decode_as::<cuimg::Gray8>(&s, &big), Err(Error::Limit { .. })));
     assert!(matches!(jpeg.decode(&s, &big), Err(Error::Limit { .. })));
     let fine = cuimg::io::encode(&random::<Rgb8>(64, 48, 1), cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
-    let results = jpeg.decode_batch_rgb(&s, &[&fine, &big, &fine]).unwrap();
+    let results = jpeg.decode_batch::<cuimg::Rgb8>(&s, &[&fine, &big, &fine]).unwrap();
     assert!(results[0].is_ok() && results[2].is_ok());
     assert!(matches!(results[1], Err(Error::Limit { .. })), "{:?}", results[1].as_ref().err());
     // Limits as a value: 64x48 RGB is 9216 bytes.
     let codec = jpeg.another().unwrap();
     codec.set_limits(cuimg::Limits::default().with_max_image_bytes(9215));
-    assert!(matches!(codec.decode_rgb(&s, &fine), Err(Error::Limit { .. })));
-    assert!(codec.another().unwrap().decode_rgb(&s, &fine).is_err(), "a codec made from it takes its limits");
-    assert!(jpeg.decode_rgb(&s, &fine).is_ok(), "the first codec's are its own");
+    assert!(matches!(codec.decode_as::<cuimg::Rgb8>(&s, &fine), Err(Error::Limit { .. })));
+    assert!(
+        codec.another().unwrap().decode_as::<cuimg::Rgb8>(&s, &fine).is_err(),
+        "a codec made from it takes its limits"
+    );
+    assert!(jpeg.decode_as::<cuimg::Rgb8>(&s, &fine).is_ok(), "the first codec's are its own");
 }

@@ -4,26 +4,12 @@ use std::ffi::{c_int, c_uchar};
 
 use super::markers::{baseline_color_or_gray, is_complete};
 use super::sys::*;
-use super::{Batched, Jpeg, Output, hardware_lock, states_exclusive, states_shared, truncated};
+use super::{Batched, Jpeg, JpegPixel, hardware_lock, states_exclusive, states_shared, truncated};
 use crate::error::{Error, Result};
-use crate::pixel::{Gray8, Rgb8};
 use crate::runtime::TrackedHost;
 use crate::runtime::{DeviceImage, Stream};
 
 impl Jpeg {
-    /// Decodes many JPEGs into RGB device images in one call (the hardware decoder takes
-    /// them together; a codec without it decodes them one by one). Each image's own
-    /// failure is its own `Err`; files that are not whole JPEGs are refused before the call.
-    pub fn decode_batch_rgb(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<Rgb8>>>> {
-        self.decode_batch(stream, files)
-    }
-
-    /// [`Jpeg::decode_batch_rgb`] into gray images, each as [`Jpeg::decode_gray`] makes it
-    /// (a color file's luma plane).
-    pub fn decode_batch_gray(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<Gray8>>>> {
-        self.decode_batch(stream, files)
-    }
-
     /// Makes the hardware decoder's batched state now instead of at the first batch: the
     /// first of a process took 0.34 s on the H100, and while a state is made no other codec
     /// of the process decodes (see `STATES`), so call this before other threads decode. Does
@@ -76,7 +62,11 @@ impl Jpeg {
         }
     }
 
-    fn decode_batch<P: Output>(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<P>>>> {
+    /// Decodes many JPEGs into device images of `P` in one call (the hardware decoder takes
+    /// them together; a codec without it decodes them one by one), each as
+    /// [`Jpeg::decode_as`] makes it. Each image's own failure is its own `Err`; files that
+    /// are not whole JPEGs are refused before the call.
+    pub fn decode_batch<P: JpegPixel>(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<P>>>> {
         use rayon::prelude::*;
         if !self.hardware || self.prepare_hardware_decoder().is_err() {
             return Ok(files.iter().map(|bytes| self.decode_checked(stream, bytes)).collect());

@@ -2,11 +2,10 @@
 
 use std::ffi::{c_int, c_uchar};
 
-use super::Jpeg;
 use super::sys::*;
+use super::{Jpeg, JpegPixel};
 use crate::error::Result;
 use crate::image::check_same_size;
-use crate::pixel::{Gray8, Rgb8};
 use crate::runtime::{DeviceImage, Stream};
 
 impl Jpeg {
@@ -32,33 +31,20 @@ impl Jpeg {
         Ok(enc)
     }
 
-    /// Encodes an RGB device image to JPEG bytes (4:2:0) at `quality` (1 to 100); waits
-    /// for the stream.
-    pub fn encode_rgb(&self, stream: &Stream, img: &DeviceImage<Rgb8>, quality: u8) -> Result<Vec<u8>> {
-        self.encode(
+    /// Encodes a device image to JPEG bytes at `quality` (1 to 100): RGB as 4:2:0, gray as
+    /// one component; waits for the stream.
+    pub fn encode<P: JpegPixel>(&self, stream: &Stream, img: &DeviceImage<P>, quality: u8) -> Result<Vec<u8>> {
+        self.encode_raw(
             stream,
             img.buf.read(&stream.raw)?.ptr().addr(),
-            img.width() as usize * 3,
+            img.width() as usize * P::CHANNELS,
             img.dimensions(),
             quality,
-            false,
+            P::GRAY,
         )
     }
 
-    /// Encodes a gray device image to a one-component JPEG at `quality`; waits for the
-    /// stream.
-    pub fn encode_gray(&self, stream: &Stream, img: &DeviceImage<Gray8>, quality: u8) -> Result<Vec<u8>> {
-        self.encode(
-            stream,
-            img.buf.read(&stream.raw)?.ptr().addr(),
-            img.width() as usize,
-            img.dimensions(),
-            quality,
-            true,
-        )
-    }
-
-    fn encode(
+    fn encode_raw(
         &self,
         stream: &Stream,
         src: u64,

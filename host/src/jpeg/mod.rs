@@ -61,18 +61,40 @@ fn states_exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
     STATES.write().unwrap_or_else(|e| e.into_inner())
 }
 
-/// How nvJPEG writes a decoded image of this pixel type (one interleaved plane of
-/// `CHANNELS` bytes a pixel).
-trait Output: crate::Pixel {
-    const FORMAT: c_int;
-    /// Whether nvJPEG's output in `FORMAT` is this file's image.
-    fn decodes_directly(bytes: &[u8]) -> bool;
-    /// The image from the file decoded to RGB, for the files where it is not.
-    fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Self>>;
+/// The pixel formats nvJPEG decodes into and encodes from: [`Rgb8`], and [`Gray8`] (a
+/// file's luma plane). Sealed.
+pub trait JpegPixel: sealed::Output {}
+
+impl JpegPixel for Rgb8 {}
+impl JpegPixel for Gray8 {}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// How nvJPEG writes a decoded image of this pixel type (one interleaved plane of
+    /// `CHANNELS` bytes a pixel), and what the CPU decodes to the same meaning.
+    pub trait Output: crate::Pixel {
+        const FORMAT: c_int;
+        /// Whether nvJPEG's output in `FORMAT` is this file's image.
+        fn decodes_directly(bytes: &[u8]) -> bool;
+        /// The image from the file decoded to RGB, for the files where it is not.
+        fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Self>>;
+        /// Whether it is encoded as one component.
+        const GRAY: bool;
+        /// The file decoded on the CPU to what nvJPEG gives (RGB, or the luma plane).
+        #[cfg(feature = "io")]
+        fn decode_on_cpu(bytes: &[u8], name: &std::path::Path, limits: &crate::Limits) -> Result<crate::Image<Self>>;
+    }
 }
+use sealed::Output;
 
 impl Output for Rgb8 {
     const FORMAT: c_int = OUTPUT_RGBI;
+    const GRAY: bool = false;
+    #[cfg(feature = "io")]
+    fn decode_on_cpu(bytes: &[u8], name: &std::path::Path, limits: &crate::Limits) -> Result<crate::Image<Rgb8>> {
+        crate::io::decode_with(bytes, name, limits)
+    }
     fn decodes_directly(_: &[u8]) -> bool {
         true
     }
@@ -83,6 +105,11 @@ impl Output for Rgb8 {
 
 impl Output for Gray8 {
     const FORMAT: c_int = OUTPUT_Y;
+    const GRAY: bool = true;
+    #[cfg(feature = "io")]
+    fn decode_on_cpu(bytes: &[u8], name: &std::path::Path, limits: &crate::Limits) -> Result<crate::Image<Gray8>> {
+        crate::io::decode_luma_with(bytes, name, limits)
+    }
     fn decodes_directly(bytes: &[u8]) -> bool {
         first_component_is_luma(bytes)
     }
@@ -121,8 +148,8 @@ pub enum DecodedJpeg {
 /// };
 /// let img = cuimg::Image::<cuimg::Rgb8>::filled(64, 48, 120);
 /// let stream = gpu.stream()?;
-/// let bytes = jpeg.encode_rgb(&stream, &stream.upload(&img.view())?, 90)?;
-/// let back = jpeg.decode_rgb(&stream, &bytes)?;
+/// let bytes = jpeg.encode(&stream, &stream.upload(&img.view())?, 90)?;
+/// let back = jpeg.decode_as::<cuimg::Rgb8>(&stream, &bytes)?;
 /// assert_eq!(back.dimensions(), (64, 48));
 /// # Ok(()) }
 /// ```
@@ -293,7 +320,7 @@ impl Jpeg {
     /// let bytes = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Jpeg { quality: 90 })?;
     /// jpeg.set_limits(cuimg::Limits::default().with_max_image_bytes(1000));
     /// let stream = gpu.stream()?;
-    /// assert!(matches!(jpeg.decode_rgb(&stream, &bytes), Err(cuimg::Error::Limit { .. })));
+    /// assert!(matches!(jpeg.decode_as::<cuimg::Rgb8>(&stream, &bytes), Err(cuimg::Error::Limit { .. })));
     /// # Ok(()) }
     /// ```
     pub fn set_limits(&self, limits: crate::Limits) {
@@ -362,30 +389,28 @@ impl Jpeg {
         }
     }
 
-    /// Decodes a JPEG (gray ones converted) into a new RGB device image.
-    pub fn decode_rgb(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Rgb8>> {
-        self.decode_checked(stream, bytes)
-    }
-
-    /// Decodes a JPEG into a new gray device image. A color file gives its luma (`Y`) plane,
-    /// decoded without converting its color planes to RGB, as libjpeg's grayscale output and
-    /// OpenCV's `imread(path, IMREAD_GRAYSCALE)` do: the encoder made that plane with the
-    /// BT.601 weights [`Stream::grayscale`] uses, from the original pixels, so it differs from
-    /// decoding to RGB and converting by rounding only (the bound is in `tests/tests/jpeg.rs`). CMYK
+    /// Decodes a JPEG into a new device image of `P`: RGB (gray files converted), or
+    /// [`Gray8`]: a color file's luma (`Y`) plane, decoded without converting its color
+    /// planes to RGB, as libjpeg's grayscale output and OpenCV's `imread(path,
+    /// IMREAD_GRAYSCALE)` do: the encoder made that plane with the BT.601 weights
+    /// [`Stream::grayscale`] uses, from the original pixels, so it differs from decoding to
+    /// RGB and converting by rounding only (the bound is in `tests/tests/jpeg.rs`). CMYK
     /// files and files coded in RGB are decoded to RGB and converted.
     ///
     /// ```
     /// # fn main() -> Result<(), cuimg::Error> {
     /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
     /// # let Ok(jpeg) = cuimg::jpeg::Jpeg::new(&gpu) else { return Ok(()) };
+    /// use cuimg::{Gray8, Rgb8};
     /// let stream = gpu.stream()?;
     /// let photo = stream.upload(&cuimg::io::sample_rgb().view())?;
-    /// let bytes = jpeg.encode_rgb(&stream, &photo, 90)?;
-    /// let gray = jpeg.decode_gray(&stream, &bytes)?;
-    /// assert_eq!(gray.dimensions(), photo.dimensions());
+    /// let bytes = jpeg.encode(&stream, &photo, 90)?;
+    /// let gray = jpeg.decode_as::<Gray8>(&stream, &bytes)?;
+    /// let rgb = jpeg.decode_as::<Rgb8>(&stream, &bytes)?;
+    /// assert_eq!(gray.dimensions(), rgb.dimensions());
     /// # Ok(()) }
     /// ```
-    pub fn decode_gray(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<Gray8>> {
+    pub fn decode_as<P: JpegPixel>(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<P>> {
         self.decode_checked(stream, bytes)
     }
 
