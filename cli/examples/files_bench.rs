@@ -66,7 +66,14 @@ fn tool(args: &[&str], env: &[(&str, &str)]) -> (f64, f64, String) {
     // test files) left to write back throttled later runs' writes, 0.7 against 7 to 13 ms
     // a file in one session (docs/BENCHMARKS.md).
     let _ = Command::new("sync").status();
-    let o = Command::new(cuimg_bin()).args(args).envs(env.iter().copied()).output().expect("the cuimg binary runs");
+    // The shape's tuning as the tool takes it (`--tune KEY=N,...`).
+    let tune: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut args: Vec<&str> = args.to_vec();
+    let tune = tune.join(",");
+    if !tune.is_empty() {
+        args.extend(["--tune", &tune]);
+    }
+    let o = Command::new(cuimg_bin()).args(&args).output().expect("the cuimg binary runs");
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let ips = err
         .lines()
@@ -131,11 +138,11 @@ fn main() {
         let mut paths: Vec<(String, Env, Option<&str>)> = Vec::new();
         if fmt == "jpg" && !gpu_only {
             for (label, env) in [
-                ("GPU, decoded to RGB and converted", vec![("CUIMG_GRAY_VIA_RGB", "1")]),
-                ("GPU, 2 hardware decoders", vec![("CUIMG_HW_DECODERS", "2")]),
-                ("GPU, no SM decoders", vec![("CUIMG_SM_DECODERS", "0")]),
-                ("GPU, no CPU decoders", vec![("CUIMG_CPU_DECODERS", "0"), ("CUIMG_RAMP_DECODERS", "0")]),
-                ("GPU, no ramp decoders", vec![("CUIMG_RAMP_DECODERS", "0")]),
+                ("GPU, decoded to RGB and converted", vec![("gray-via-rgb", "1")]),
+                ("GPU, 2 hardware decoders", vec![("hw-decoders", "2")]),
+                ("GPU, no SM decoders", vec![("sm-decoders", "0")]),
+                ("GPU, no CPU decoders", vec![("cpu-decoders", "0"), ("ramp-decoders", "0")]),
+                ("GPU, no ramp decoders", vec![("ramp-decoders", "0")]),
             ] {
                 paths.push((label.into(), env, None));
             }

@@ -30,13 +30,13 @@ pub(crate) fn into_new<Q: Pixel>(
     }
 }
 
-/// Files per hardware decoder call: `CUIMG_JPEG_BATCH`, or about 32 rounded up to a
+/// Files per hardware decoder call: `--tune jpeg-batch`, or about 32 rounded up to a
 /// multiple of the decoder's cores (engines times cores per engine), so that every core
 /// has work (the decoder wants large batches: 543 images/s of 12 megapixels at 32 on the
 /// H100, 342 at 8; docs/BENCHMARKS.md).
 fn batch_size(jpeg: &cuimg::jpeg::Jpeg) -> usize {
     let cores = jpeg.hardware_decoder().map_or(1, |(engines, cores)| (engines * cores).max(1) as usize);
-    knob("CUIMG_JPEG_BATCH", 32usize.div_ceil(cores) * cores).max(1)
+    knob("jpeg-batch", 32usize.div_ceil(cores) * cores).max(1)
 }
 
 /// A codec and its stream: one worker's, so no two workers share an nvJPEG state.
@@ -61,23 +61,23 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    /// Counts per GPU: `CUIMG_HW_DECODERS` (default 1: one fed the engines as well as two
-    /// alone, and did better among the other stages), `CUIMG_SM_DECODERS` (default: five
+    /// Counts per GPU: `--tune hw-decoders` (default 1: one fed the engines as well as two
+    /// alone, and did better among the other stages), `--tune sm-decoders` (default: five
     /// eighths of the cores, at most 10; each takes most of a core, about 20 ms per
-    /// 12-megapixel image), `CUIMG_CPU_DECODERS` and `CUIMG_RAMP_DECODERS` (an eighth and a
+    /// 12-megapixel image), `--tune cpu-decoders` and `--tune ramp-decoders` (an eighth and a
     /// half of the cores when the output is gray, none else: a JPEG's luma alone decodes on a
-    /// core quickly enough to add to the GPU's) and `CUIMG_ENCODERS` (4; all cores' half when
+    /// core quickly enough to add to the GPU's) and `--tune encoders` (4; all cores' half when
     /// the outputs are encoded on the CPU). On 16 cores, 10 on the SMs and 2 on the CPU beat
     /// 6 and 4 by 6% (docs/BENCHMARKS.md).
     pub(crate) fn new(jpeg_out: bool, luma: bool) -> Shape {
         let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
         let cpu = |name, share: usize| knob(name, if luma { cores / share } else { 0 });
         Shape {
-            hardware: knob("CUIMG_HW_DECODERS", 1).max(1),
-            on_sms: knob("CUIMG_SM_DECODERS", (cores * 5 / 8).min(10)),
-            on_cpu: cpu("CUIMG_CPU_DECODERS", 8),
-            ramp: cpu("CUIMG_RAMP_DECODERS", 2),
-            encoders: knob("CUIMG_ENCODERS", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1),
+            hardware: knob("hw-decoders", 1).max(1),
+            on_sms: knob("sm-decoders", (cores * 5 / 8).min(10)),
+            on_cpu: cpu("cpu-decoders", 8),
+            ramp: cpu("ramp-decoders", 2),
+            encoders: knob("encoders", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1),
         }
     }
 
@@ -141,8 +141,8 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
     let (file_tx, file_rx) = sync_channel::<(usize, Vec<u8>)>(QUEUE * gpus.len());
     let file_rx = Mutex::new(file_rx);
     // Writer threads behind the encoders (writing a file took 0.4 to 13 ms on the lent machine,
-    // up to three times as long as encoding it): `CUIMG_WRITERS`, by default 8 per GPU.
-    let writers = knob("CUIMG_WRITERS", 8 * gpus.len()).max(1);
+    // up to three times as long as encoding it): `--tune writers`, by default 8 per GPU.
+    let writers = knob("writers", 8 * gpus.len()).max(1);
     let (write_tx, write_rx) = sync_channel::<(PathBuf, Vec<u8>)>(QUEUE * gpus.len());
     let write_rx = Mutex::new(write_rx);
     // One queue of results per GPU: its decoders to its encoders.
@@ -318,11 +318,19 @@ fn admit_in_groups<F>(
     }
 }
 
-/// `CUIMG_FAIL_CODECS=hardware,default` (a test hook): the codecs named fail to open, as
-/// when nvJPEG cannot make them, so that the tests run the paths that take over their work.
+/// `CUIMG_FAIL_CODECS=hardware,default` (a test hook, built only with the `test-hooks`
+/// feature, which the GPU bundle's binary has and a release build has not): the codecs
+/// named fail to open, as when nvJPEG cannot make them, so that the tests run the paths
+/// that take over their work.
+#[cfg(feature = "test-hooks")]
 fn failing(codec: &str) -> Option<cuimg::Error> {
     let named = std::env::var("CUIMG_FAIL_CODECS").unwrap_or_default();
     named.split(',').any(|c| c.trim() == codec).then(|| cuimg::Error::NoNvjpeg(format!("CUIMG_FAIL_CODECS={named}")))
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn failing(_: &str) -> Option<cuimg::Error> {
+    None
 }
 
 /// A CPU decoder: takes files one at a time, decodes each on this core (`cuimg::io::decode_jpeg_as`),

@@ -98,7 +98,7 @@ fn command(name: &str, m: &clap::ArgMatches) -> Result<Command, String> {
     // A JPEG's gray is its luma plane, decoded as such (`Jpeg::decode_gray`, `io::decode_luma`):
     // no RGB image and no conversion. `CUIMG_GRAY_VIA_RGB=1` decodes to RGB and converts, to
     // compare.
-    let luma = op.name == "grayscale" && args.get("weights") == Some("bt601") && knob("CUIMG_GRAY_VIA_RGB", 0) == 0;
+    let luma = op.name == "grayscale" && args.get("weights") == Some("bt601") && knob("gray-via-rgb", 0) == 0;
     Ok(Command { op, bound, luma })
 }
 
@@ -140,6 +140,13 @@ pub(crate) struct Common {
     /// may then leave an empty file where an output was).
     #[arg(long)]
     no_sync: bool,
+    /// Expert tuning of the nvJPEG path, KEY=N[,KEY=N]: jpeg-batch, hw-decoders, sm-decoders,
+    /// cpu-decoders, ramp-decoders, encoders, writers, gray-via-rgb (see --help-tuning).
+    #[arg(long, value_name = "KEY=N,...")]
+    tune: Option<String>,
+    /// Prints what each --tune key sets, and exits.
+    #[arg(long, hide = true)]
+    help_tuning: bool,
     /// The memory the run's files may take at once (bytes, or with K, M, G: 8G); default:
     /// half the memory available. A file that alone needs more is reported, not read.
     #[arg(long)]
@@ -150,6 +157,19 @@ fn main() {
     let matches = cli().get_matches();
     let (name, sub) = matches.subcommand().expect("a subcommand is required");
     let common = Common::from_arg_matches(sub).unwrap_or_else(|e| e.exit());
+    if common.help_tuning {
+        for (k, what) in TUNING {
+            println!("{k:14} {what}");
+        }
+        return;
+    }
+    match parse_tuning(common.tune.as_deref()) {
+        Ok(t) => TUNED.set(t).expect("set once"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
     // The driver feeds the GPU through 8 hardware queues by default; this tool's 30 or so
     // streams (and nvJPEG's own) then share them, and work on a stream waits behind another
     // stream's blocked work: in the CUPTI timeline the SM decoders' kernels started up to
@@ -425,7 +445,41 @@ fn is_jpeg(path: &Path) -> bool {
     matches!(Format::from_path(path, 0), Some(Format::Jpeg { .. }))
 }
 
-/// A count from the environment, or `default`.
+/// The tuning keys `--tune` takes, each with what it sets (docs/BENCHMARKS.md has the
+/// measurements behind each default).
+const TUNING: &[(&str, &str)] = &[
+    ("jpeg-batch", "files per hardware decoder call (default: about 32, a multiple of its cores)"),
+    ("hw-decoders", "batched (hardware) decoders per GPU (default 1)"),
+    ("sm-decoders", "nvJPEG decoders on the SMs per GPU (default: five eighths of the cores, at most 10)"),
+    ("cpu-decoders", "CPU decoders beside the GPU's (default: an eighth of the cores for gray output, else 0)"),
+    ("ramp-decoders", "extra CPU decoders while the hardware decoder opens (default: half the cores for gray, else 0)"),
+    ("encoders", "encoders per GPU (default 4 for JPEG output, else half the cores)"),
+    ("writers", "writer threads (default 8 per GPU)"),
+    ("gray-via-rgb", "1: gray decodes JPEGs to RGB and converts, instead of taking their luma plane"),
+];
+
+/// `--tune`'s values, set once before the run.
+static TUNED: std::sync::OnceLock<Vec<(String, usize)>> = std::sync::OnceLock::new();
+
+/// Parses `--tune KEY=N,KEY=N` (a usage error names the keys).
+fn parse_tuning(spec: Option<&str>) -> Result<Vec<(String, usize)>, String> {
+    let keys = || TUNING.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
+    spec.into_iter()
+        .flat_map(|s| s.split(','))
+        .filter(|kv| !kv.trim().is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("--tune {kv}: use KEY=NUMBER"))?;
+            let (k, v) = (k.trim(), v.trim());
+            if !TUNING.iter().any(|(t, _)| *t == k) {
+                return Err(format!("--tune {k}: not a tuning key; the keys are {}", keys()));
+            }
+            let n = v.parse().map_err(|_| format!("--tune {k}={v}: not a whole number"))?;
+            Ok((k.to_string(), n))
+        })
+        .collect()
+}
+
+/// A tuning value from `--tune`, or `default`.
 fn knob(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    TUNED.get().and_then(|t| t.iter().rev().find(|(k, _)| k == name)).map_or(default, |(_, v)| *v)
 }

@@ -518,12 +518,8 @@ fn gray_jpegs_are_their_luma_and_upright() {
     type Shape<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
     let runs: [Shape; 4] = [
         ("default", &[], &[]),
-        ("the CPU decoders beside nvJPEG's", &[], &[("CUIMG_CPU_DECODERS", "4"), ("CUIMG_SM_DECODERS", "0")]),
-        (
-            "the SM decoders only",
-            &[],
-            &[("CUIMG_CPU_DECODERS", "0"), ("CUIMG_RAMP_DECODERS", "0"), ("CUIMG_SM_DECODERS", "2")],
-        ),
+        ("the CPU decoders beside nvJPEG's", &["--tune", "cpu-decoders=4,sm-decoders=0"], &[]),
+        ("the SM decoders only", &["--tune", "cpu-decoders=0,ramp-decoders=0,sm-decoders=2"], &[]),
         ("--cpu", &["--cpu"], &[]),
     ];
     for (label, extra, env) in runs {
@@ -586,8 +582,8 @@ fn codecs_that_cannot_open_leave_their_work_to_the_cpu() {
         for format in ["jpg", "png"] {
             let out = dir.join(format!("out-{}-{format}", failing.len()));
             let o = Command::new(bin())
-                .args(["gray", s(&inp), "-o", s(&out), "--format", format])
-                .envs([("CUIMG_FAIL_CODECS", failing), ("CUIMG_CPU_DECODERS", "0"), ("CUIMG_RAMP_DECODERS", "0")])
+                .args(["gray", s(&inp), "-o", s(&out), "--format", format, "--tune", "cpu-decoders=0,ramp-decoders=0"])
+                .env("CUIMG_FAIL_CODECS", failing)
                 .output()
                 .unwrap();
             let err = stderr(&o);
@@ -656,6 +652,10 @@ fn every_registered_operation_is_a_command() {
     let inp = dir.join("p.png");
     std::fs::create_dir_all(&dir).unwrap();
     cuimg::io::save(&cuimg::Image::<cuimg::Rgb8>::filled(5, 4, 90), &inp).unwrap();
+    // The tuning is an option, checked like the others (no environment knobs).
+    let o = cuimg(&["gray", inp.to_str().unwrap(), "-o", dir.join("t").to_str().unwrap(), "--tune", "decoders=3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a tuning key; the keys are jpeg-batch"));
     for op in cuimg::registry::OPERATIONS {
         let Some(form) = op.cli else { continue };
         assert!(help.lines().any(|l| l.trim_start().starts_with(form.command)), "{} is not a command: {help}", op.name);

@@ -55,7 +55,16 @@ pub fn run() -> Result {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let mut all = executables(&["test", "--release", "--workspace", "--features", "cuimg-tests/hooks", "--no-run"])?;
-    all.extend(executables(&["build", "--release", "--package", "cuimg-cli", "--bins", "--examples"])?);
+    all.extend(executables(&[
+        "build",
+        "--release",
+        "--package",
+        "cuimg-cli",
+        "--features",
+        "test-hooks",
+        "--bins",
+        "--examples",
+    ])?);
     all.extend(executables(&[
         "build",
         "--release",
