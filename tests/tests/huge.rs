@@ -73,3 +73,44 @@ fn gray_past_2_gib() {
     let idx: Vec<u32> = (0..4096u32).map(|i| (n - 1 - i as usize * 131_071 % n) as u32).collect();
     assert_eq!(s.gpu().gather(&src, &idx).unwrap(), cpu::gather(&src, &idx).unwrap());
 }
+
+/// Every operation of the registry, with its defaults, on a 23170 x 23171 RGBA8 image (just
+/// past 2^31 bytes) or its gray luma where the operation takes no RGBA: the stream form
+/// against all cores (`par`, which the registry's tests hold equal to the reference).
+#[test]
+fn every_registry_operation_past_2_gib() {
+    use cuimg::registry::{AnyDeviceImage, AnyImage, Args, OPERATIONS, PixelFormat, Target};
+    if !enabled() {
+        return;
+    }
+    let Some(s) = cuimg_tests::stream() else { return };
+    let (w, h) = (23170u32, 23171u32);
+    let mut rgba = Image::<Rgba8>::new(w, h);
+    SmallRng::seed_from_u64(73).fill(rgba.as_bytes_mut());
+    assert!(rgba.as_bytes().len() as u64 > 1 << 31);
+    let gray = cpu::grayscale(&rgba.view(), GrayWeights::Bt601).unwrap();
+    let (rgba, gray) = (AnyImage::from(rgba), AnyImage::from(gray));
+    for op in OPERATIONS {
+        let img = if op.formats.contains(&PixelFormat::Rgba8) { &rgba } else { &gray };
+        let bound = (op.bind)(&Args::defaults(op)).unwrap();
+        let p = bound.produces(img.format()).unwrap();
+        let (ow, oh) = bound.size(w, h);
+        let src = AnyDeviceImage::upload(&s, &img.view()).unwrap();
+        let mut dst = p.image.map(|f| AnyDeviceImage::alloc(&s, f, ow, oh).unwrap());
+        let mut bins = p.histogram.map(|c| s.alloc_histogram(c).unwrap());
+        let target = match (dst.as_mut(), bins.as_mut()) {
+            (Some(d), None) => Target::Image(d.view_mut()),
+            (None, Some(b)) => Target::Histogram(b),
+            (Some(d), Some(b)) => Target::Both(d.view_mut(), b),
+            (None, None) => unreachable!("every operation makes something"),
+        };
+        bound.stream(&s, &src.view(), target).unwrap();
+        let want = bound.par(&img.view()).unwrap();
+        if let (Some(d), Some(want)) = (&dst, want.image()) {
+            assert!(d.download(&s).unwrap() == *want, "{} past 2 GiB", op.name);
+        }
+        if let (Some(b), Some(want)) = (&bins, want.histogram()) {
+            assert_eq!(&s.download_histogram(b).unwrap(), want, "{} past 2 GiB: the bins", op.name);
+        }
+    }
+}

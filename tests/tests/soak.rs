@@ -1,4 +1,5 @@
-//! The soak: 10,000 mixed operations (every op, every format, random sizes from 1x1 to 4K,
+//! The soak: 10,000 mixed operations (every op, every format, every operation of the registry
+//! with its sample settings, random sizes from 1x1 to 4K,
 //! regions, written destination regions, batches, pinned copies, gathers of every element
 //! size) on several threads, each with its own stream, every result checked against the CPU
 //! reference, and device memory (`cuMemGetInfo`) and host RSS reported along the way: after
@@ -12,6 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use cuimg::registry::{AnyDeviceImage, AnyImage, Args, OPERATIONS, Target};
 use cuimg::{
     Bgr8, Bgra8, Color, EqualizeMode, Gray, Gray8, GrayWeights, Image, La8, Lut, Pixel, Rect, Rgb8, Rgba8, Stream, cpu,
 };
@@ -182,8 +184,77 @@ fn pinned_op(s: &Stream, rng: &mut SmallRng) {
     assert_same(&pinned.view().unwrap().to_image(), &cpu::apply_lut(&img.view(), &Lut::invert()).unwrap(), "pinned");
 }
 
+/// Any operation of the registry (`cuimg::registry::OPERATIONS`), with a random choice of
+/// its sample settings, on a random format it takes: its stream form into a region of a
+/// larger poisoned destination (and bins), or a batch of two, against the reference.
+fn registry_op(s: &Stream, rng: &mut SmallRng) {
+    let op = OPERATIONS[rng.random_range(0..OPERATIONS.len())];
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for p in op.params.iter().filter(|p| !p.samples.is_empty()) {
+        if rng.random_bool(0.4) {
+            given.push((p.name, p.samples[rng.random_range(0..p.samples.len())]));
+        }
+    }
+    let bound = (op.bind)(&Args::parse(op, &given).unwrap()).unwrap();
+    let format = op.formats[rng.random_range(0..op.formats.len())];
+    let random = |rng: &mut SmallRng| {
+        let (w, h) = (side(rng), side(rng));
+        let mut bytes = vec![0u8; (w * h) as usize * format.channels()];
+        rng.fill(&mut bytes[..]);
+        AnyImage::from_bytes(format, w, h, &bytes).unwrap()
+    };
+    let img = random(rng);
+    let (w, h) = img.dimensions();
+    let what = format!("{} {given:?} {format} {w}x{h}", op.name);
+    let want = bound.cpu(&img.view());
+    if rng.random_bool(0.2) {
+        let other = random(rng);
+        let got = bound.gpu_batch(s.gpu(), &[img.view(), other.view()]);
+        match (got, &want, bound.cpu(&other.view())) {
+            (Ok(got), Ok(a), Ok(b)) => assert!(got == [a.clone(), b], "{what}: in a batch"),
+            (Err(_), a, b) => assert!(a.is_err() || b.is_err(), "{what}: a batch failed where each image works"),
+            (Ok(_), ..) => panic!("{what}: a batch taken where the reference refuses an image"),
+        }
+        return;
+    }
+    let Ok(want) = want else {
+        assert!(bound.gpu(s.gpu(), &img.view()).is_err(), "{what}: taken on the GPU, refused by the reference");
+        return;
+    };
+    let p = bound.produces(format).unwrap();
+    let dev = AnyDeviceImage::upload(s, &img.view()).unwrap();
+    let mut bins = p.histogram.map(|c| s.alloc_histogram(c).unwrap());
+    match (p.image, want.image()) {
+        (Some(f), Some(want_img)) => {
+            let (ow, oh) = bound.size(w, h);
+            let (dw, dh) = (ow + rng.random_range(0..3), oh + rng.random_range(0..3));
+            let at = Rect::new(dw - ow, dh - oh, ow, oh);
+            let c = f.channels();
+            let mut expect: Vec<u8> = (0..(dw * dh) as usize * c).map(|i| 0xA5 ^ (i as u8).wrapping_mul(31)).collect();
+            let mut dst = AnyDeviceImage::upload(s, &AnyImage::from_bytes(f, dw, dh, &expect).unwrap().view()).unwrap();
+            let region = dst.roi_mut(at).unwrap();
+            let target = match bins.as_mut() {
+                None => Target::Image(region),
+                Some(b) => Target::Both(region, b),
+            };
+            bound.stream(s, &dev.view(), target).unwrap();
+            let row = ow as usize * c;
+            for y in 0..oh as usize {
+                let to = ((y + at.y as usize) * dw as usize + at.x as usize) * c;
+                expect[to..to + row].copy_from_slice(&want_img.as_bytes()[y * row..(y + 1) * row]);
+            }
+            assert!(dst.download(s).unwrap().as_bytes() == &expect[..], "{what}: the region or the bytes around it");
+        }
+        _ => bound.stream(s, &dev.view(), Target::Histogram(bins.as_mut().unwrap())).unwrap(),
+    }
+    if let (Some(b), Some(h)) = (&bins, want.histogram()) {
+        assert_eq!(&s.download_histogram(b).unwrap(), h, "{what}: the bins");
+    }
+}
+
 fn one(s: &Stream, rng: &mut SmallRng) {
-    match rng.random_range(0..17) {
+    match rng.random_range(0..19) {
+        17 | 18 => registry_op(s, rng),
         0 => color_op::<Rgb8>(s, rng),
         1 => color_op::<Bgr8>(s, rng),
         2 => color_op::<Rgba8>(s, rng),
