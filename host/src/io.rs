@@ -280,7 +280,11 @@ pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
 /// A JPEG decoded on the CPU to what nvJPEG's [`crate::jpeg::Jpeg::decode_as`] gives for
 /// `P`: RGB, or the luma plane ([`decode_luma`]), upright, within `limits`.
 pub fn decode_jpeg_as<P: crate::jpeg::JpegPixel>(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<P>> {
-    <P as crate::jpeg::sealed::Output>::decode_on_cpu(bytes, name, limits)
+    let decoded: Box<dyn std::any::Any> = match <P as crate::jpeg::sealed::Output>::GRAY {
+        true => Box::new(decode_luma_with(bytes, name, limits)?),
+        false => Box::new(decode_with::<crate::Rgb8>(bytes, name, limits)?),
+    };
+    Ok(*decoded.downcast::<Image<P>>().expect("a JpegPixel is Gray8 or Rgb8"))
 }
 
 /// [`decode_luma`] within `limits`, as [`decode_with`].

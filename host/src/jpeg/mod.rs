@@ -72,18 +72,15 @@ pub(crate) mod sealed {
     use super::*;
 
     /// How nvJPEG writes a decoded image of this pixel type (one interleaved plane of
-    /// `CHANNELS` bytes a pixel), and what the CPU decodes to the same meaning.
+    /// `CHANNELS` bytes a pixel).
     pub trait Output: crate::Pixel {
         const FORMAT: c_int;
         /// Whether nvJPEG's output in `FORMAT` is this file's image.
         fn decodes_directly(bytes: &[u8]) -> bool;
         /// The image from the file decoded to RGB, for the files where it is not.
         fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Self>>;
-        /// Whether it is encoded as one component.
+        /// Whether it is gray: encoded as one component, decoded as the luma plane.
         const GRAY: bool;
-        /// The file decoded on the CPU to what nvJPEG gives (RGB, or the luma plane).
-        #[cfg(feature = "io")]
-        fn decode_on_cpu(bytes: &[u8], name: &std::path::Path, limits: &crate::Limits) -> Result<crate::Image<Self>>;
     }
 }
 use sealed::Output;
@@ -91,10 +88,6 @@ use sealed::Output;
 impl Output for Rgb8 {
     const FORMAT: c_int = OUTPUT_RGBI;
     const GRAY: bool = false;
-    #[cfg(feature = "io")]
-    fn decode_on_cpu(bytes: &[u8], name: &std::path::Path, limits: &crate::Limits) -> Result<crate::Image<Rgb8>> {
-        crate::io::decode_with(bytes, name, limits)
-    }
     fn decodes_directly(_: &[u8]) -> bool {
         true
     }
@@ -106,10 +99,6 @@ impl Output for Rgb8 {
 impl Output for Gray8 {
     const FORMAT: c_int = OUTPUT_Y;
     const GRAY: bool = true;
-    #[cfg(feature = "io")]
-    fn decode_on_cpu(bytes: &[u8], name: &std::path::Path, limits: &crate::Limits) -> Result<crate::Image<Gray8>> {
-        crate::io::decode_luma_with(bytes, name, limits)
-    }
     fn decodes_directly(bytes: &[u8]) -> bool {
         first_component_is_luma(bytes)
     }
