@@ -9,31 +9,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use cuimg::files::{Observer, Stage};
+use indicatif::ProgressBar;
 use plotters::prelude::*;
 
-#[derive(Clone, Copy, Debug)]
-pub enum Stage {
-    Read,
-    Decode,
-    /// Host copies into and out of pinned memory (GPU path).
-    Staging,
-    Upload,
-    Kernel,
-    Download,
-    Encode,
-    Write,
-}
-
-const STAGES: [(Stage, &str); 8] = [
-    (Stage::Read, "read"),
-    (Stage::Decode, "decode"),
-    (Stage::Staging, "pinned copies"),
-    (Stage::Upload, "upload"),
-    (Stage::Kernel, "kernel"),
-    (Stage::Download, "download"),
-    (Stage::Encode, "encode"),
-    (Stage::Write, "write"),
-];
+const STAGES: [Stage; 8] = Stage::ALL;
 
 #[derive(Default)]
 pub struct Stages {
@@ -57,40 +37,6 @@ thread_local! {
     });
 }
 
-/// Starts a thread of `scope` named `label` in the timeline and, shortened to the 15 bytes
-/// Linux keeps ("g0 hw 0"), for the OS: `top -H`, cuda-gdb's backtraces and a CUPTI trace
-/// name it too.
-pub fn spawn<'scope, F: FnOnce() + Send + 'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    label: String,
-    f: F,
-) -> std::thread::ScopedJoinHandle<'scope, ()> {
-    let short = [
-        ("gpu ", "g"),
-        ("hardware decoder", "hw"),
-        ("ramp CPU decoder", "ramp"),
-        ("CPU decoder", "cpu"),
-        ("SM decoder", "sm"),
-        ("encoder", "enc"),
-        ("writer", "wr"),
-    ]
-    .iter()
-    .fold(label.clone(), |l, (long, short)| l.replace(long, short));
-    std::thread::Builder::new()
-        .name(short)
-        .spawn_scoped(scope, move || {
-            label_thread(label);
-            f()
-        })
-        // As `Scope::spawn` does.
-        .expect("failed to spawn thread")
-}
-
-/// Names the calling thread in the timeline.
-pub fn label_thread(label: String) {
-    LABEL.with(|l| *l.borrow_mut() = label);
-}
-
 impl Stages {
     /// Stage sums, and every thread's spans when `timeline`.
     pub fn new(timeline: bool) -> Stages {
@@ -100,31 +46,14 @@ impl Stages {
         }
     }
 
-    pub fn add(&self, stage: Stage, d: Duration) {
+    fn add(&self, stage: Stage, d: Duration) {
         self.nanos[stage as usize].fetch_add(d.as_nanos() as u64, Relaxed);
     }
 
-    /// Runs `f`, adding its time to `stage` (and a span to the timeline).
-    pub fn time<T>(&self, stage: Stage, f: impl FnOnce() -> T) -> T {
-        let t = Instant::now();
-        let out = f();
-        self.add(stage, t.elapsed());
-        self.record(STAGES[stage as usize].1, t);
-        out
-    }
-
-    /// Runs `f` as a span of the timeline only (a wait: for input, or to hand on a result).
-    pub fn span<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
-        let t = Instant::now();
-        let out = f();
-        self.record(name, t);
-        out
-    }
-
-    fn record(&self, name: &'static str, start: Instant) {
+    fn record(&self, name: &'static str, start: Instant, took: Duration) {
         if let Some(tl) = &self.timeline {
             let label = LABEL.with(|l| l.borrow().clone());
-            let span = (label, name, start.duration_since(tl.origin), start.elapsed());
+            let span = (label, name, start.saturating_duration_since(tl.origin), took);
             tl.spans.lock().unwrap_or_else(|e| e.into_inner()).push(span);
         }
     }
@@ -188,8 +117,8 @@ impl Stages {
     /// The stage breakdown as a table.
     pub fn table(&self, images: usize, wall: Duration) -> String {
         let mut s = format!("{:<14} {:>12} {:>14}\n", "stage", "total ms", "ms per image");
-        for (stage, name) in STAGES {
-            let ms = self.ms(stage);
+        for stage in STAGES {
+            let (ms, name) = (self.ms(stage), stage.name());
             s.push_str(&format!("{name:<14} {ms:>12.1} {:>14.3}\n", ms / images.max(1) as f64));
         }
         s.push_str(&format!(
@@ -208,7 +137,7 @@ impl Stages {
     }
 
     fn draw(&self, svg: &mut String, device: &str) -> Result<(), Box<dyn std::error::Error + '_>> {
-        let values: Vec<f64> = STAGES.iter().map(|(s, _)| self.ms(*s)).collect();
+        let values: Vec<f64> = STAGES.iter().map(|s| self.ms(*s)).collect();
         let top = values.iter().cloned().fold(1.0, f64::max) * 1.15;
         let root = SVGBackend::with_string(svg, (900, 420)).into_drawing_area();
         root.fill(&WHITE)?;
@@ -222,7 +151,7 @@ impl Stages {
             .configure_mesh()
             .disable_x_mesh()
             .x_label_formatter(&|x| match x {
-                SegmentValue::CenterOf(i) => STAGES.get(*i).map_or("", |s| s.1).to_string(),
+                SegmentValue::CenterOf(i) => STAGES.get(*i).map_or("", |s| s.name()).to_string(),
                 _ => String::new(),
             })
             .y_desc("ms, summed over threads")
@@ -235,5 +164,41 @@ impl Stages {
         )?;
         root.present()?;
         Ok(())
+    }
+}
+
+/// What the tool shows of a run: a progress bar, with every message printed above it, and
+/// the stage sums and timeline of [`Stages`].
+pub struct Shown {
+    pub stages: Stages,
+    pub progress: ProgressBar,
+}
+
+impl Observer for Shown {
+    fn planned(&self, jobs: usize) {
+        self.progress.set_length(jobs as u64);
+    }
+
+    fn thread(&self, label: &str) {
+        LABEL.with(|l| *l.borrow_mut() = label.to_string());
+    }
+
+    fn stage(&self, stage: Stage, start: Option<Instant>, took: Duration) {
+        self.stages.add(stage, took);
+        if let Some(start) = start {
+            self.stages.record(stage.name(), start, took);
+        }
+    }
+
+    fn span(&self, what: &'static str, start: Instant, took: Duration) {
+        self.stages.record(what, start, took);
+    }
+
+    fn ended(&self, _: &std::path::Path, _: Result<(), &str>) {
+        self.progress.inc(1);
+    }
+
+    fn say(&self, line: &str) {
+        self.progress.suspend(|| eprintln!("{line}"));
     }
 }

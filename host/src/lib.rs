@@ -38,6 +38,8 @@ pub mod bench;
 pub mod cpu;
 mod device;
 mod error;
+#[cfg(feature = "io")]
+pub mod files;
 mod image;
 #[cfg(feature = "io")]
 mod image_crate;

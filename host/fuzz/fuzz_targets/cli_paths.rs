@@ -11,11 +11,11 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../../cli/src/identity.rs"]
+#[path = "../../src/files/identity.rs"]
 mod identity;
-#[path = "../../../cli/src/inputs.rs"]
+#[path = "../../src/files/inputs.rs"]
 mod inputs;
-#[path = "../../../cli/src/outputs.rs"]
+#[path = "../../src/files/outputs.rs"]
 mod outputs;
 
 /// A folder with a few images, a subfolder and a file that is not an image; made once, in

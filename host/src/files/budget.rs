@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use cuimg::limits::Header;
+use crate::limits::Header;
 
 /// The bytes in flight, against a cap.
 pub struct Budget {

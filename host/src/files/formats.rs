@@ -14,10 +14,10 @@
 
 use std::path::Path;
 
-use cuimg::io::Format;
-use cuimg::limits::{FileFormat, Header};
-use cuimg::registry::{AnyImage, Bound, GrayInput, Operation, Output, PixelFormat};
-use cuimg::{Device, Gray8, Histogram, Image, La8, Rgb8, Rgba8};
+use crate::io::Format;
+use crate::limits::{FileFormat, Header};
+use crate::registry::{AnyImage, Bound, GrayInput, Operation, Output, PixelFormat};
+use crate::{Device, Gray8, Histogram, Image, La8, Rgb8, Rgba8};
 
 /// A decoded image in its own format.
 pub enum Any {
@@ -37,6 +37,14 @@ pub struct Command {
 }
 
 impl Command {
+    /// `op` with its parameters (checked now, before any file).
+    pub fn new(op: &'static Operation, args: &crate::registry::Args) -> crate::Result<Command> {
+        let bound = (op.bind)(args)?;
+        // BT.601 grayscale is what a JPEG's luma plane holds, within rounding.
+        let luma = op.name == "grayscale" && args.get("weights") == Some("bt601");
+        Ok(Command { op, bound, luma })
+    }
+
     /// Whether the command makes histograms (files of numbers), not images.
     pub fn histograms(&self) -> bool {
         self.op.formats.iter().all(|&f| self.bound.produces(f).is_some_and(|p| p.image.is_none()))
@@ -56,11 +64,11 @@ impl Any {
         path: &Path,
         header: &Header,
         luma: bool,
-        limits: &cuimg::Limits,
-    ) -> cuimg::Result<Any> {
-        use cuimg::io::decode_converted_with as decode;
+        limits: &crate::Limits,
+    ) -> crate::Result<Any> {
+        use crate::io::decode_converted_with as decode;
         Ok(match (header.format, header.channels, header.alpha) {
-            (FileFormat::Jpeg, ..) if luma => Any::Gray(cuimg::io::decode_luma_with(bytes, path, limits)?),
+            (FileFormat::Jpeg, ..) if luma => Any::Gray(crate::io::decode_luma_with(bytes, path, limits)?),
             (_, 1, _) => Any::Gray(decode(bytes, path, limits)?),
             (_, 2, _) => Any::La(decode(bytes, path, limits)?),
             (FileFormat::Png, 4, true) => Any::Rgba(decode(bytes, path, limits)?),
@@ -79,12 +87,12 @@ impl Any {
         })
     }
 
-    pub fn encode(&self, format: Format) -> cuimg::Result<Vec<u8>> {
+    pub fn encode(&self, format: Format) -> crate::Result<Vec<u8>> {
         match self {
-            Any::Gray(i) => cuimg::io::encode(i, format),
-            Any::La(i) => cuimg::io::encode(i, format),
-            Any::Rgb(i) => cuimg::io::encode(i, format),
-            Any::Rgba(i) => cuimg::io::encode(i, format),
+            Any::Gray(i) => crate::io::encode(i, format),
+            Any::La(i) => crate::io::encode(i, format),
+            Any::Rgb(i) => crate::io::encode(i, format),
+            Any::Rgba(i) => crate::io::encode(i, format),
         }
     }
 
@@ -102,7 +110,7 @@ impl Any {
     }
 
     /// The histogram's columns and bins, channel by channel.
-    pub fn histogram(&self, e: &Device) -> cuimg::Result<(&'static [&'static str], Histogram)> {
+    pub fn histogram(&self, e: &Device) -> crate::Result<(&'static [&'static str], Histogram)> {
         Ok(match self {
             Any::Gray(i) => (&["gray"], e.histogram(&i.view())?),
             Any::La(i) => (&["gray", "alpha"], e.histogram(&i.view())?),
@@ -131,13 +139,13 @@ impl From<Any> for AnyImage {
 }
 
 /// An operation's image in a format the tool writes.
-fn written(img: AnyImage) -> cuimg::Result<Any> {
+fn written(img: AnyImage) -> crate::Result<Any> {
     Ok(match img {
         AnyImage::Gray8(i) => Any::Gray(i),
         AnyImage::La8(i) => Any::La(i),
         AnyImage::Rgb8(i) => Any::Rgb(i),
         AnyImage::Rgba8(i) => Any::Rgba(i),
-        other => return Err(cuimg::Error::UnsupportedFormat(format!("the tool writes no {} images", other.format()))),
+        other => return Err(crate::Error::UnsupportedFormat(format!("the tool writes no {} images", other.format()))),
     })
 }
 
@@ -145,7 +153,7 @@ fn written(img: AnyImage) -> cuimg::Result<Any> {
 /// what was dropped where the command has no form for it. A format the operation does not
 /// take: gray + alpha loses its alpha when the operation takes gray; else gray formats are
 /// written as they are, or without alpha, as the operation's tool form says.
-pub fn apply(e: &Device, cmd: &Command, img: Any) -> cuimg::Result<(Any, Option<&'static str>)> {
+pub fn apply(e: &Device, cmd: &Command, img: Any) -> crate::Result<(Any, Option<&'static str>)> {
     let img = AnyImage::from(img);
     let takes = |f| cmd.op.formats.contains(&f);
     let gray = cmd.op.cli.map_or(GrayInput::Unchanged, |c| c.gray);
@@ -158,7 +166,7 @@ pub fn apply(e: &Device, cmd: &Command, img: Any) -> cuimg::Result<(Any, Option<
         (img @ (AnyImage::Gray8(_) | AnyImage::La8(_)), _) => return Ok((written(img)?, None)),
         (other, _) => {
             let why = format!("{} takes no {} images", cmd.op.name, other.format());
-            return Err(cuimg::Error::UnsupportedFormat(why));
+            return Err(crate::Error::UnsupportedFormat(why));
         }
     };
     match e.apply(&*cmd.bound, &img.view())? {

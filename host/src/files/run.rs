@@ -1,26 +1,25 @@
 //! One run's shared state: its jobs and how each ended, its limits and memory budget, its
-//! stage times and its progress; and the stop flag that SIGINT and SIGTERM set.
+//! observer and tuning; and the stop flag ([`super::stop`]).
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
-use indicatif::ProgressBar;
+use super::budget;
+use super::inputs::{Job, Problem};
+use super::observe::{Observer, Stage};
+use super::outputs::Policy;
+use crate::limits::Header;
 
-use crate::budget;
-use crate::inputs::{Job, Problem};
-use crate::outputs::Policy;
-use crate::report::{Stage, Stages};
-use cuimg::limits::Header;
-
-/// Set by the first SIGINT or SIGTERM: no new file is read; the files in flight finish.
-pub static STOP: AtomicBool = AtomicBool::new(false);
+/// Set by [`super::stop`] (the tool: the first SIGINT or SIGTERM): no new file is read; the
+/// files in flight finish.
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
 
 /// How [`Run::admit_if`] ended.
-pub enum Admission<F = cuimg::io::CheckedFile> {
+pub enum Admission<F = crate::io::CheckedFile> {
     /// Checked and admitted, or refused with its reason.
-    Done(cuimg::Result<F>),
+    Done(crate::Result<F>),
     /// It does not fit now (only when not waiting): nothing is held.
     Later,
     /// The run is stopping: the job is left for [`Run::unfinished`].
@@ -28,13 +27,16 @@ pub enum Admission<F = cuimg::io::CheckedFile> {
 }
 
 /// Everything one run shares between its threads.
-pub struct Run<'a> {
-    pub stages: Stages,
-    pub progress: ProgressBar,
+pub(crate) struct Run<'a> {
+    pub observer: &'a dyn Observer,
+    /// `Options::tuning`.
+    pub tuning: &'a [(String, usize)],
+    /// A JPEG's gray is its luma plane (the command allows it, and `gray-via-rgb` is off).
+    pub luma: bool,
     pub failures: Mutex<Vec<Problem>>,
     pub done: AtomicUsize,
     pub policy: &'a Policy,
-    pub limits: cuimg::Limits,
+    pub limits: crate::Limits,
     pub budget: budget::Budget,
     /// Why the run stopped taking files before the end (a stage that could not start).
     pub halted: Mutex<Option<String>>,
@@ -58,9 +60,9 @@ impl Run<'_> {
         // The library's errors name the file already: said once.
         let shown = path.display().to_string();
         let line = if why.contains(&shown) { why.clone() } else { format!("{shown}: {why}") };
-        self.progress.suspend(|| eprintln!("error: {line}"));
+        self.observer.say(&format!("error: {line}"));
+        self.observer.ended(path, Err(&why));
         self.failures.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_path_buf(), why));
-        self.progress.inc(1);
     }
 
     /// A job's output is written.
@@ -72,13 +74,13 @@ impl Run<'_> {
             self.budget.release(i);
         }
         self.done.fetch_add(1, Relaxed);
-        self.progress.inc(1);
+        self.observer.ended(out, Ok(()));
     }
 
     /// Reads job `i`'s input after checking its header against the limits (for an image
     /// held at `bytes_per_pixel`) and admitting its work against the memory budget. `None`
     /// once the run is stopping: the job is left for [`Run::unfinished`].
-    pub fn read(&self, input: &Path, bytes_per_pixel: u32) -> Option<cuimg::Result<(Header, Vec<u8>)>> {
+    pub fn read(&self, input: &Path, bytes_per_pixel: u32) -> Option<crate::Result<(Header, Vec<u8>)>> {
         let file = self.admit(input, bytes_per_pixel)?;
         Some(file.and_then(|file| self.read_admitted(file)))
     }
@@ -86,7 +88,7 @@ impl Run<'_> {
     /// The first half of [`Run::read`]: the checks and the admission, which may wait for
     /// memory. A reader that reads on rayon's threads admits on its own thread first, so
     /// that no pool thread waits for memory that only work needing the pool can free.
-    pub fn admit(&self, input: &Path, bytes_per_pixel: u32) -> Option<cuimg::Result<cuimg::io::CheckedFile>> {
+    pub fn admit(&self, input: &Path, bytes_per_pixel: u32) -> Option<crate::Result<crate::io::CheckedFile>> {
         match self.admit_if(input, bytes_per_pixel, true) {
             Admission::Stop => None,
             Admission::Done(file) => Some(file),
@@ -103,23 +105,21 @@ impl Run<'_> {
             return Admission::Stop;
         }
         let i = self.index[input];
-        let file = match self
-            .stages
-            .span("read header", || cuimg::io::CheckedFile::open(input, bytes_per_pixel, &self.limits))
+        let file = match self.span("read header", || crate::io::CheckedFile::open(input, bytes_per_pixel, &self.limits))
         {
             Ok(f) => f,
             Err(e) => return Admission::Done(Err(e)),
         };
         let cost = budget::cost(&file.header, file.len, bytes_per_pixel);
         if cost > self.budget.cap() {
-            return Admission::Done(Err(cuimg::Error::Limit {
+            return Admission::Done(Err(crate::Error::Limit {
                 path: input.into(),
                 what: "the memory its work needs (the run's budget is --memory)".into(),
                 size: cost,
                 limit: self.budget.cap(),
             }));
         }
-        match self.stages.span("wait for memory", || self.budget.admit(i, cost, &STOP, wait)) {
+        match self.span("wait for memory", || self.budget.admit(i, cost, &STOP, wait)) {
             Ok(true) => Admission::Done(Ok(file)),
             Ok(false) => Admission::Later,
             Err(_) => Admission::Stop,
@@ -127,21 +127,21 @@ impl Run<'_> {
     }
 
     /// The second half of [`Run::read`]: the whole file, once admitted.
-    pub fn read_admitted(&self, file: cuimg::io::CheckedFile) -> cuimg::Result<(Header, Vec<u8>)> {
+    pub fn read_admitted(&self, file: crate::io::CheckedFile) -> crate::Result<(Header, Vec<u8>)> {
         let header = file.header;
-        self.stages.time(Stage::Read, || file.read()).map(|bytes| (header, bytes))
+        self.time(Stage::Read, || file.read()).map(|bytes| (header, bytes))
     }
 
-    /// A warning about one file (what it lost), printed above the progress bar.
+    /// A warning about one file (what it lost).
     pub fn warn(&self, path: &Path, what: &str) {
-        self.progress.suspend(|| eprintln!("warning: {}: {what}", path.display()));
+        self.observer.say(&format!("warning: {}: {what}", path.display()));
     }
 
     /// Stops the reading of files, for `why` (the first reason is kept).
     pub fn halt(&self, why: String) {
         let mut halted = self.halted.lock().unwrap_or_else(|e| e.into_inner());
         if halted.is_none() {
-            self.progress.suspend(|| eprintln!("error: {why}"));
+            self.observer.say(&format!("error: {why}"));
             *halted = Some(why);
         }
     }
@@ -155,5 +155,31 @@ impl Run<'_> {
         for (input, _) in jobs {
             self.fail(input, why);
         }
+    }
+
+    /// Runs `f` as one file's `stage` on this thread.
+    pub fn time<T>(&self, stage: Stage, f: impl FnOnce() -> T) -> T {
+        let t = std::time::Instant::now();
+        let out = f();
+        self.observer.stage(stage, Some(t), t.elapsed());
+        out
+    }
+
+    /// Runs `f` as a span of this thread outside the stages (a wait, an opening).
+    pub fn span<T>(&self, what: &'static str, f: impl FnOnce() -> T) -> T {
+        let t = std::time::Instant::now();
+        let out = f();
+        self.observer.span(what, t, t.elapsed());
+        out
+    }
+
+    /// A line for the user.
+    pub fn say(&self, line: &str) {
+        self.observer.say(line);
+    }
+
+    /// A tuning value (`Options::tuning`), or `default`.
+    pub fn knob(&self, name: &str, default: usize) -> usize {
+        self.tuning.iter().rev().find(|(k, _)| k == name).map_or(default, |(_, v)| *v)
     }
 }

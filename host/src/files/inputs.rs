@@ -87,7 +87,7 @@ fn glob(pattern: &str, files: &mut Vec<PathBuf>, problems: &mut Vec<Problem>) {
     // Each folder once, by identity: a symlink back up the tree (or two to one folder) is
     // not entered again.
     let entries = walk.into_iter().filter_entry(|e| {
-        !e.file_type().is_dir() || crate::identity::file_id(e.path()).is_ok_and(|id| seen.insert(id))
+        !e.file_type().is_dir() || super::identity::file_id(e.path()).is_ok_and(|id| seen.insert(id))
     });
     for entry in entries {
         let entry = match entry {

@@ -5,14 +5,14 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use cuimg::io::Format;
-use cuimg::{Device, DeviceImage, GpuPool, Image, Pipeline, Pixel, Rgb8, Stream};
+use crate::io::Format;
+use crate::{Device, DeviceImage, GpuPool, Image, Pipeline, Pixel, Rgb8, Stream};
 use rayon::prelude::*;
 
-use crate::formats::{Any, Command, apply};
-use crate::inputs::Job;
-use crate::report::Stage;
-use crate::run::Run;
+use super::formats::{Any, Command, apply};
+use super::inputs::Job;
+use super::observe::Stage;
+use super::run::Run;
 
 /// The page-locked buffers a pipeline slot keeps between images, at most (the run's
 /// constant beside its budget: 2 threads of 2 slots on each GPU).
@@ -24,11 +24,11 @@ pub type Formats<'a> = &'a (dyn Fn(&Path) -> Format + Sync);
 /// Reads, checks and decodes one input in its own format, timed (a JPEG's luma plane for
 /// `gray`). Samples of more than 8 bits are reduced to 8, and the user is told, file by
 /// file. `None` once the run is stopping.
-pub fn load(path: &Path, luma: bool, run: &Run) -> Option<cuimg::Result<Any>> {
+pub fn load(path: &Path, luma: bool, run: &Run) -> Option<crate::Result<Any>> {
     // What the decoded image takes at most: its own channels, or RGB.
     Some(run.read(path, Rgb8::CHANNELS as u32)?.and_then(|(header, bytes)| {
-        run.stages.time(Stage::Decode, || {
-            if let Some(bits @ 9..) = cuimg::io::bits_per_channel(&bytes) {
+        run.time(Stage::Decode, || {
+            if let Some(bits @ 9..) = crate::io::bits_per_channel(&bytes) {
                 run.warn(path, &format!("{bits} bits per channel, reduced to 8 (cuimg works on 8-bit images)"));
             }
             Any::decode(&bytes, path, &header, luma, &run.limits)
@@ -42,9 +42,9 @@ pub fn save(img: &Any, input: &Path, out: &Path, format: Format, run: &Run) {
     if img.alpha() && matches!(format, Format::Jpeg { .. }) {
         run.warn(input, "its alpha is dropped: JPEG has none (use --format png to keep it)");
     }
-    match run.stages.time(Stage::Encode, || img.encode(format)) {
+    match run.time(Stage::Encode, || img.encode(format)) {
         Err(e) => run.fail(out, e),
-        Ok(bytes) => match run.stages.time(Stage::Write, || run.policy.write(out, &bytes)) {
+        Ok(bytes) => match run.time(Stage::Write, || run.policy.write(out, &bytes)) {
             Err(e) => run.fail(out, format!("cannot write: {e}")),
             Ok(()) => run.ok(out),
         },
@@ -53,7 +53,7 @@ pub fn save(img: &Any, input: &Path, out: &Path, format: Format, run: &Run) {
 
 /// Runs `cmd` on one decoded image on `engine` and saves the result.
 fn process(engine: &Device, cmd: &Command, img: Any, (input, out): &Job, format: Formats<'_>, run: &Run) {
-    match run.stages.time(Stage::Kernel, || apply(engine, cmd, img)) {
+    match run.time(Stage::Kernel, || apply(engine, cmd, img)) {
         Err(e) => run.fail(input, e),
         Ok((result, warning)) => {
             if let Some(w) = warning {
@@ -67,7 +67,7 @@ fn process(engine: &Device, cmd: &Command, img: Any, (input, out): &Job, format:
 /// The CPU path: every image read, processed and written on a core of its own.
 pub fn on_cpu(jobs: &[Job], cmd: &Command, format: Formats<'_>, run: &Run) {
     let cpu = Device::cpu();
-    jobs.par_iter().for_each(|job| match load(&job.0, cmd.luma, run) {
+    jobs.par_iter().for_each(|job| match load(&job.0, run.luma, run) {
         None => {}
         Some(Err(e)) => run.fail(&job.0, e),
         Some(Ok(img)) => process(&cpu, cmd, img, job, format, run),
@@ -83,7 +83,7 @@ pub fn on_gpu<Q: Pixel>(
     cmd: &Command,
     format: Formats<'_>,
     run: &Run,
-    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
+    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> crate::Result<()> + Sync,
     wrap: fn(Image<Q>) -> Any,
 ) {
     if jobs.is_empty() {
@@ -99,7 +99,7 @@ pub fn on_gpu<Q: Pixel>(
     let devices = &devices;
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, job)| match load(&job.0, cmd.luma, run) {
+            jobs.par_iter().enumerate().for_each_with(decoded_tx, |tx, (i, job)| match load(&job.0, run.luma, run) {
                 None => {}
                 Some(Ok(Any::Rgb(img))) => {
                     // The pipeline gone (it could not start): the others are not read.
@@ -140,12 +140,12 @@ pub fn on_gpu<Q: Pixel>(
         drop(result_tx);
         match report {
             Ok(r) => {
-                run.stages.add(Stage::Upload, r.upload);
-                run.stages.add(Stage::Kernel, r.kernel);
-                run.stages.add(Stage::Download, r.download);
-                run.stages.add(Stage::Staging, r.host_in + r.host_out);
+                run.observer.stage(Stage::Upload, None, r.upload);
+                run.observer.stage(Stage::Kernel, None, r.kernel);
+                run.observer.stage(Stage::Download, None, r.download);
+                run.observer.stage(Stage::Staging, None, r.host_in + r.host_out);
                 for e in r.worker_errors {
-                    run.progress.suspend(|| eprintln!("warning: a GPU pipeline worker could not start: {e}"));
+                    run.say(&format!("warning: a GPU pipeline worker could not start: {e}"));
                 }
             }
             Err(e) => run.halt(format!("the GPU pipeline could not start: {e}")),
@@ -156,7 +156,7 @@ pub fn on_gpu<Q: Pixel>(
 /// The next item of a queue several threads take from (timed as a wait); `None` once the
 /// queue is closed and empty.
 pub fn next<T>(queue: &Mutex<std::sync::mpsc::Receiver<T>>, run: &Run) -> Option<T> {
-    run.stages.span("wait for results", || queue.lock().unwrap_or_else(|e| e.into_inner()).recv().ok())
+    run.span("wait for results", || queue.lock().unwrap_or_else(|e| e.into_inner()).recv().ok())
 }
 
 /// Histograms of every image, channel by channel in its own format, as CSV (`bin,red,green,blue`
@@ -172,12 +172,12 @@ pub fn histograms(jobs: &[Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
             Some(Ok(img)) => img,
             Some(Err(e)) => return run.fail(input, e),
         };
-        let hist = run.stages.time(Stage::Kernel, || img.histogram(&devices[k % devices.len()]));
+        let hist = run.time(Stage::Kernel, || img.histogram(&devices[k % devices.len()]));
         let (names, hist) = match hist {
             Ok(h) => h,
             Err(e) => return run.fail(input, e),
         };
-        let text = run.stages.time(Stage::Encode, || {
+        let text = run.time(Stage::Encode, || {
             let (w, h) = img.dimensions();
             if json {
                 let mut doc = serde_json::json!({"file": input.display().to_string(), "width": w, "height": h});
@@ -197,7 +197,7 @@ pub fn histograms(jobs: &[Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
                 csv
             }
         });
-        match run.stages.time(Stage::Write, || run.policy.write(out, text.as_bytes())) {
+        match run.time(Stage::Write, || run.policy.write(out, text.as_bytes())) {
             Ok(()) => run.ok(out),
             Err(e) => run.fail(out, format!("cannot write: {e}")),
         }

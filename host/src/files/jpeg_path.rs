@@ -7,22 +7,21 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use cuimg::io::{Encode, Format};
-use cuimg::jpeg::JpegPixel;
-use cuimg::{DeviceImage, GpuPool, Pixel, Rgb8, Stream};
+use crate::io::{Encode, Format};
+use crate::jpeg::JpegPixel;
+use crate::{DeviceImage, GpuPool, Pixel, Rgb8, Stream};
 use rayon::prelude::*;
 
-use crate::images::next;
-use crate::inputs;
-use crate::knob;
-use crate::report::{self, Stage};
-use crate::run::{Admission, Run};
+use super::images::next;
+use super::inputs;
+use super::observe::{Stage, spawn};
+use super::run::{Admission, Run};
 
 /// An operation that writes its result into an image it is given, as one that returns a
 /// new image (made for it on the same stream) from the decoded one.
 pub(crate) fn into_new<Q: Pixel>(
-    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> cuimg::Result<()> + Sync,
-) -> impl Fn(&Stream, DeviceImage<Rgb8>) -> cuimg::Result<DeviceImage<Q>> + Sync {
+    op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> crate::Result<()> + Sync,
+) -> impl Fn(&Stream, DeviceImage<Rgb8>) -> crate::Result<DeviceImage<Q>> + Sync {
     move |s, src| {
         let mut dst = s.alloc::<Q>(src.width(), src.height())?;
         op(s, &src, &mut dst)?;
@@ -34,14 +33,14 @@ pub(crate) fn into_new<Q: Pixel>(
 /// multiple of the decoder's cores (engines times cores per engine), so that every core
 /// has work (the decoder wants large batches: 543 images/s of 12 megapixels at 32 on the
 /// H100, 342 at 8; docs/BENCHMARKS.md).
-fn batch_size(jpeg: &cuimg::jpeg::Jpeg) -> usize {
+fn batch_size(jpeg: &crate::jpeg::Jpeg, run: &Run) -> usize {
     let cores = jpeg.hardware_decoder().map_or(1, |(engines, cores)| (engines * cores).max(1) as usize);
-    knob("jpeg-batch", 32usize.div_ceil(cores) * cores).max(1)
+    run.knob("jpeg-batch", 32usize.div_ceil(cores) * cores).max(1)
 }
 
 /// A codec and its stream: one worker's, so no two workers share an nvJPEG state.
 struct Worker {
-    jpeg: std::sync::Arc<cuimg::jpeg::Jpeg>,
+    jpeg: std::sync::Arc<crate::jpeg::Jpeg>,
     stream: Stream,
 }
 
@@ -69,15 +68,15 @@ impl Shape {
     /// core quickly enough to add to the GPU's) and `--tune encoders` (4; all cores' half when
     /// the outputs are encoded on the CPU). On 16 cores, 10 on the SMs and 2 on the CPU beat
     /// 6 and 4 by 6% (docs/BENCHMARKS.md).
-    pub(crate) fn new(jpeg_out: bool, luma: bool) -> Shape {
+    pub(crate) fn new(jpeg_out: bool, luma: bool, run: &Run) -> Shape {
         let cores = std::thread::available_parallelism().map_or(8, |n| n.get());
-        let cpu = |name, share: usize| knob(name, if luma { cores / share } else { 0 });
+        let cpu = |name, share: usize| run.knob(name, if luma { cores / share } else { 0 });
         Shape {
-            hardware: knob("hw-decoders", 1).max(1),
-            on_sms: knob("sm-decoders", (cores * 5 / 8).min(10)),
+            hardware: run.knob("hw-decoders", 1).max(1),
+            on_sms: run.knob("sm-decoders", (cores * 5 / 8).min(10)),
             on_cpu: cpu("cpu-decoders", 8),
             ramp: cpu("ramp-decoders", 2),
-            encoders: knob("encoders", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1),
+            encoders: run.knob("encoders", if jpeg_out { 4 } else { (cores / 2).max(4) }).max(1),
         }
     }
 
@@ -92,14 +91,14 @@ impl Shape {
 /// The batched decoders of one GPU: `hardware` of them on `first`'s library handle (the
 /// hardware decoder's where there is one).
 fn open_batched(
-    gpu: &cuimg::Gpu,
-    first: &std::sync::Arc<cuimg::jpeg::Jpeg>,
+    gpu: &crate::Gpu,
+    first: &std::sync::Arc<crate::jpeg::Jpeg>,
     hardware: usize,
-) -> cuimg::Result<Vec<Worker>> {
+) -> crate::Result<Vec<Worker>> {
     (0..hardware)
         .map(|k| {
             let jpeg = if k == 0 { first.clone() } else { first.another()? };
-            Ok(Worker { jpeg, stream: gpu.stream_with_priority(cuimg::StreamPriority::High)? })
+            Ok(Worker { jpeg, stream: gpu.stream_with_priority(crate::StreamPriority::High)? })
         })
         .collect()
 }
@@ -131,7 +130,7 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
     shape: &Shape,
     format: &(dyn Fn(&Path) -> Format + Sync),
     run: &Run,
-    op: impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync,
+    op: impl Fn(&Stream, DeviceImage<S>) -> crate::Result<DeviceImage<Q>> + Sync,
 ) {
     use std::sync::atomic::AtomicBool;
     use std::sync::mpsc::sync_channel;
@@ -142,7 +141,7 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
     let file_rx = Mutex::new(file_rx);
     // Writer threads behind the encoders (writing a file took 0.4 to 13 ms on the lent machine,
     // up to three times as long as encoding it): `--tune writers`, by default 8 per GPU.
-    let writers = knob("writers", 8 * gpus.len()).max(1);
+    let writers = run.knob("writers", 8 * gpus.len()).max(1);
     let (write_tx, write_rx) = sync_channel::<(PathBuf, Vec<u8>)>(QUEUE * gpus.len());
     let write_rx = Mutex::new(write_rx);
     // One queue of results per GPU: its decoders to its encoders.
@@ -158,7 +157,7 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
                 // The ramp's decoders stop once the hardware decoder decodes.
                 let until = (k >= shape.on_cpu).then_some(hardware_decodes);
                 let kind = if until.is_some() { "ramp CPU decoder" } else { "CPU decoder" };
-                report::spawn(scope, format!("gpu {g} {kind} {k}"), move || {
+                spawn(scope, run.observer, format!("gpu {g} {kind} {k}"), move || {
                     decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, until);
                 });
             }
@@ -167,22 +166,21 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
             // encoders share it. The encoders start as soon as it is made, the decoders on
             // the SMs once the hardware decoder's batched state is (0.34 s more).
             let write_tx = write_tx.clone();
-            report::spawn(scope, format!("gpu {g} hardware decoder 0"), move || {
-                let hw =
-                    run.stages.span("open", || failing("hardware").map_or_else(|| cuimg::jpeg::Jpeg::new(gpu), Err));
+            spawn(scope, run.observer, format!("gpu {g} hardware decoder 0"), move || {
+                let hw = run.span("open", || failing("hardware").map_or_else(|| crate::jpeg::Jpeg::new(gpu), Err));
                 // Without it, the others make a handle of their own (nvJPEG's default backend).
-                let codec = run.stages.span("open", || match (failing("default"), &hw) {
+                let codec = run.span("open", || match (failing("default"), &hw) {
                     (Some(e), _) => Err(e),
                     (None, Ok(hw)) => hw.another_without_hardware(),
-                    (None, Err(_)) => cuimg::jpeg::Jpeg::without_hardware(gpu),
+                    (None, Err(_)) => crate::jpeg::Jpeg::without_hardware(gpu),
                 });
                 if let Err(e) = &codec {
-                    run.progress.suspend(|| eprintln!("GPU {g}: no nvJPEG codec ({e}); its work goes to the CPU"));
+                    run.say(&format!("GPU {g}: no nvJPEG codec ({e}); its work goes to the CPU"));
                 }
                 let another = || codec.as_ref().ok().and_then(|c| c.another().ok());
                 for k in 0..shape.encoders {
                     let (write_tx, jpeg) = (write_tx.clone(), another());
-                    report::spawn(scope, format!("gpu {g} encoder {k}"), move || {
+                    spawn(scope, run.observer, format!("gpu {g} encoder {k}"), move || {
                         let stream = match gpu.stream() {
                             Ok(s) => s,
                             Err(e) => {
@@ -200,15 +198,15 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
                 drop(write_tx);
                 // The batched states before the decoders on the SMs start: while one is made
                 // (0.34 s for the first), no other decode of the process runs.
-                let workers = run.stages.span("open", || {
+                let workers = run.span("open", || {
                     let workers = open_batched(gpu, &hw?, shape.hardware)?;
                     workers.iter().try_for_each(|w| w.jpeg.prepare_hardware_decoder()).map(|()| workers)
                 });
                 for k in 0..shape.on_sms {
                     let (result_tx, jpeg) = (result_tx.clone(), another());
-                    report::spawn(scope, format!("gpu {g} SM decoder {k}"), move || {
+                    spawn(scope, run.observer, format!("gpu {g} SM decoder {k}"), move || {
                         let w = jpeg.map(|jpeg| {
-                            gpu.stream_with_priority(cuimg::StreamPriority::Low).map(|stream| Worker { jpeg, stream })
+                            gpu.stream_with_priority(crate::StreamPriority::Low).map(|stream| Worker { jpeg, stream })
                         });
                         match w {
                             Some(Ok(w)) => {
@@ -221,17 +219,17 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
                 let workers = match workers {
                     Ok(w) => w,
                     Err(e) => {
-                        run.progress.suspend(|| eprintln!("GPU {g}: no batched decoder ({e}); decoding on the CPU"));
+                        run.say(&format!("GPU {g}: no batched decoder ({e}); decoding on the CPU"));
                         return decode_on_cpu::<S, Q>(gpu, jobs, run, op, file_rx, &result_tx, None);
                     }
                 };
                 hardware_decodes.store(true, Relaxed);
-                let batch = batch_size(&workers[0].jpeg);
+                let batch = batch_size(&workers[0].jpeg, run);
                 let mut workers = workers.into_iter();
                 let first = workers.next().expect("at least one batched decoder");
                 for (k, w) in workers.enumerate() {
                     let result_tx = result_tx.clone();
-                    report::spawn(scope, format!("gpu {g} hardware decoder {}", k + 1), move || {
+                    spawn(scope, run.observer, format!("gpu {g} hardware decoder {}", k + 1), move || {
                         decode_all(&w, batch, file_rx, jobs, run, op, &result_tx);
                     });
                 }
@@ -242,16 +240,16 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
         // The encoders hold the only senders now: the writers stop when the last one ends.
         drop(write_tx);
         for k in 0..writers {
-            report::spawn(scope, format!("writer {k}"), move || {
+            spawn(scope, run.observer, format!("writer {k}"), move || {
                 while let Some((out, bytes)) = next(write_rx, run) {
-                    match run.stages.time(Stage::Write, || run.policy.write(&out, &bytes)) {
+                    match run.time(Stage::Write, || run.policy.write(&out, &bytes)) {
                         Err(e) => run.fail(&out, format!("cannot write: {e}")),
                         Ok(()) => run.ok(&out),
                     }
                 }
             });
         }
-        report::label_thread("reader".into());
+        run.observer.thread("reader");
         // Each file checked from its header (nvJPEG is called on none over the limits) and
         // admitted against the memory budget here, then read on all cores, 16 at a time (a
         // rayon thread waiting for memory could hold up the batched decoder's checks, which
@@ -269,7 +267,7 @@ pub(crate) fn jpeg_on_gpu<S: JpegPixel, Q: JpegPixel + Encode>(
                 for (i, bytes) in read {
                     match bytes {
                         Ok((_, b)) => {
-                            if run.stages.span("wait to hand on", || file_tx.send((i, b))).is_err() {
+                            if run.span("wait to hand on", || file_tx.send((i, b))).is_err() {
                                 return false;
                             }
                         }
@@ -293,7 +291,7 @@ fn admit_in_groups<F>(
     jobs: usize,
     group: usize,
     mut admit: impl FnMut(usize, bool) -> Admission<F>,
-    mut hand_on: impl FnMut(Vec<(usize, cuimg::Result<F>)>) -> bool,
+    mut hand_on: impl FnMut(Vec<(usize, crate::Result<F>)>) -> bool,
 ) {
     let mut admitted = Vec::with_capacity(group);
     let mut next = 0;
@@ -323,13 +321,13 @@ fn admit_in_groups<F>(
 /// named fail to open, as when nvJPEG cannot make them, so that the tests run the paths
 /// that take over their work.
 #[cfg(feature = "test-hooks")]
-fn failing(codec: &str) -> Option<cuimg::Error> {
+fn failing(codec: &str) -> Option<crate::Error> {
     let named = std::env::var("CUIMG_FAIL_CODECS").unwrap_or_default();
-    named.split(',').any(|c| c.trim() == codec).then(|| cuimg::Error::NoNvjpeg(format!("CUIMG_FAIL_CODECS={named}")))
+    named.split(',').any(|c| c.trim() == codec).then(|| crate::Error::NoNvjpeg(format!("CUIMG_FAIL_CODECS={named}")))
 }
 
 #[cfg(not(feature = "test-hooks"))]
-fn failing(_: &str) -> Option<cuimg::Error> {
+fn failing(_: &str) -> Option<crate::Error> {
     None
 }
 
@@ -337,28 +335,27 @@ fn failing(_: &str) -> Option<cuimg::Error> {
 /// uploads it and runs the operation on a stream of its own; until the queue is empty, or
 /// until `until` is set.
 fn decode_on_cpu<S: JpegPixel, Q: Pixel>(
-    gpu: &cuimg::Gpu,
+    gpu: &crate::Gpu,
     jobs: &[inputs::Job],
     run: &Run,
-    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> crate::Result<DeviceImage<Q>> + Sync),
     files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>,
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
     until: Option<&std::sync::atomic::AtomicBool>,
 ) {
-    let stream = match gpu.stream_with_priority(cuimg::StreamPriority::Low) {
+    let stream = match gpu.stream_with_priority(crate::StreamPriority::Low) {
         Ok(s) => s,
-        Err(e) => return run.progress.suspend(|| eprintln!("error: a CPU decoder has no stream: {e}")),
+        Err(e) => return run.say(&format!("error: a CPU decoder has no stream: {e}")),
     };
     while until.is_none_or(|u| !u.load(Relaxed))
-        && let Some(files) = run.stages.span("wait for files", || take(files, 1))
+        && let Some(files) = run.span("wait for files", || take(files, 1))
     {
         for (i, raw) in &files {
             let img = run
-                .stages
-                .time(Stage::Decode, || cuimg::io::decode_jpeg_as::<S>(raw, &jobs[*i].0, &run.limits))
+                .time(Stage::Decode, || crate::io::decode_jpeg_as::<S>(raw, &jobs[*i].0, &run.limits))
                 // Through the stream's page-locked buffer: from ordinary memory the driver
                 // holds its lock while it stages the copy, and the other threads wait.
-                .and_then(|img| run.stages.time(Stage::Upload, || stream.upload_staged(&img.view())));
+                .and_then(|img| run.time(Stage::Upload, || stream.upload_staged(&img.view())));
             if !apply_and_hand_on(&stream, *i, img, jobs, run, op, results) {
                 return;
             }
@@ -368,9 +365,9 @@ fn decode_on_cpu<S: JpegPixel, Q: Pixel>(
 
 /// A file a GPU decoder passes on (nvJPEG refused it, or it is turned by its EXIF
 /// orientation), decoded on the CPU and uploaded.
-fn decode_and_upload<S: JpegPixel>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> cuimg::Result<DeviceImage<S>> {
-    let img = run.stages.time(Stage::Decode, || cuimg::io::decode_jpeg_as::<S>(raw, input, &run.limits))?;
-    run.stages.time(Stage::Upload, || s.upload(&img.view()))
+fn decode_and_upload<S: JpegPixel>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> crate::Result<DeviceImage<S>> {
+    let img = run.time(Stage::Decode, || crate::io::decode_jpeg_as::<S>(raw, input, &run.limits))?;
+    run.time(Stage::Upload, || s.upload(&img.view()))
 }
 
 /// Up to `n` files from the reader; `None` when none are left. Waits for the first, then
@@ -406,10 +403,10 @@ fn decode_all<S: JpegPixel, Q: Pixel>(
     files: &Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>,
     jobs: &[inputs::Job],
     run: &Run,
-    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> crate::Result<DeviceImage<Q>> + Sync),
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
 ) {
-    while let Some(batch) = run.stages.span("wait for files", || take(files, n)) {
+    while let Some(batch) = run.span("wait for files", || take(files, n)) {
         decode_and_apply(w, &batch, jobs, run, op, results);
     }
 }
@@ -421,12 +418,12 @@ fn decode_and_apply<S: JpegPixel, Q: Pixel>(
     files: &[(usize, Vec<u8>)],
     jobs: &[inputs::Job],
     run: &Run,
-    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> crate::Result<DeviceImage<Q>> + Sync),
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
 ) {
     let s = &w.stream;
     let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
-    let decoded = run.stages.time(Stage::Decode, || {
+    let decoded = run.time(Stage::Decode, || {
         let r = w.jpeg.decode_batch::<S>(s, &bytes);
         let _ = s.synchronize();
         r
@@ -457,12 +454,12 @@ fn decode_and_apply<S: JpegPixel, Q: Pixel>(
 
 /// nvJPEG decodes the pixels as stored: a file whose EXIF orientation turns it (a phone's
 /// photo) is turned on the GPU, as the CPU decoder turns it.
-fn upright<S: Pixel>(s: &Stream, img: DeviceImage<S>, raw: &[u8], run: &Run) -> cuimg::Result<DeviceImage<S>> {
-    let Some(o) = cuimg::io::jpeg_orientation(raw).and_then(|o| cuimg::Orientation::from_exif(o.to_exif().into()))
+fn upright<S: Pixel>(s: &Stream, img: DeviceImage<S>, raw: &[u8], run: &Run) -> crate::Result<DeviceImage<S>> {
+    let Some(o) = crate::io::jpeg_orientation(raw).and_then(|o| crate::Orientation::from_exif(o.to_exif().into()))
     else {
         return Ok(img);
     };
-    run.stages.time(Stage::Kernel, || {
+    run.time(Stage::Kernel, || {
         let (w, h) = o.size(img.width(), img.height());
         let mut turned = s.alloc::<S>(w, h)?;
         s.orient(&img, &mut turned, o)?;
@@ -475,14 +472,14 @@ fn upright<S: Pixel>(s: &Stream, img: DeviceImage<S>, raw: &[u8], run: &Run) -> 
 fn apply_and_hand_on<S: Pixel, Q: Pixel>(
     s: &Stream,
     i: usize,
-    img: cuimg::Result<DeviceImage<S>>,
+    img: crate::Result<DeviceImage<S>>,
     jobs: &[inputs::Job],
     run: &Run,
-    op: &(impl Fn(&Stream, DeviceImage<S>) -> cuimg::Result<DeviceImage<Q>> + Sync),
+    op: &(impl Fn(&Stream, DeviceImage<S>) -> crate::Result<DeviceImage<Q>> + Sync),
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
 ) -> bool {
-    match img.and_then(|src| run.stages.time(Stage::Kernel, || op(s, src))) {
-        Ok(dst) => run.stages.span("wait to hand on", || results.send((i, dst)).is_ok()),
+    match img.and_then(|src| run.time(Stage::Kernel, || op(s, src))) {
+        Ok(dst) => run.span("wait to hand on", || results.send((i, dst)).is_ok()),
         Err(e) => {
             run.fail(&jobs[i].0, e);
             true
@@ -493,7 +490,7 @@ fn apply_and_hand_on<S: Pixel, Q: Pixel>(
 /// Encodes one result (JPEG on the GPU where there is a codec, else on the CPU after a
 /// download, as other formats) and hands it to the writer threads.
 fn encode_and_write<Q: JpegPixel + Encode>(
-    jpeg: Option<&cuimg::jpeg::Jpeg>,
+    jpeg: Option<&crate::jpeg::Jpeg>,
     s: &Stream,
     dst: &DeviceImage<Q>,
     out: &Path,
@@ -502,17 +499,16 @@ fn encode_and_write<Q: JpegPixel + Encode>(
     writers: &std::sync::mpsc::SyncSender<(PathBuf, Vec<u8>)>,
 ) {
     let encoded = match (format(out), jpeg) {
-        (Format::Jpeg { quality }, Some(jpeg)) => run.stages.time(Stage::Encode, || jpeg.encode(s, dst, quality)),
+        (Format::Jpeg { quality }, Some(jpeg)) => run.time(Stage::Encode, || jpeg.encode(s, dst, quality)),
         (other, _) => run
-            .stages
             .time(Stage::Download, || s.download(dst))
-            .and_then(|img| run.stages.time(Stage::Encode, || cuimg::io::encode(&img, other))),
+            .and_then(|img| run.time(Stage::Encode, || crate::io::encode(&img, other))),
     };
     match encoded {
         Err(e) => run.fail(out, e),
         // Written by the writer threads: a slow disk holds up no GPU work.
         Ok(bytes) => {
-            if !run.stages.span("wait to hand on", || writers.send((out.to_path_buf(), bytes)).is_ok()) {
+            if !run.span("wait to hand on", || writers.send((out.to_path_buf(), bytes)).is_ok()) {
                 run.fail(out, "the writer threads stopped");
             }
         }

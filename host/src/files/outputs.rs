@@ -14,8 +14,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::identity::{FileId, file_id};
-use crate::inputs::{Job, Problem};
+use super::identity::{FileId, file_id};
+use super::inputs::{Job, Problem};
 
 /// What may be written, decided once before any work.
 pub struct Policy {
