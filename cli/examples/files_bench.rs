@@ -1,6 +1,9 @@
-//! Files in, files out: images per second of the `cuimg` tool on 4000x3000 JPEGs (to gray
-//! JPEGs) and 1920x1080 PNGs (to gray PNGs), GPU path against the CPU path on all cores of the
-//! same machine, with the stage breakdown; and nvJPEG decoding alone.
+//! Files in, files out: images per second of the file engine (`cuimg::files`, what the
+//! `cuimg` tool runs) on 4000x3000 JPEGs (to gray JPEGs) and 1920x1080 PNGs (to gray PNGs),
+//! GPU path against the CPU path on all cores of the same machine, with the stage breakdown
+//! (the tool's own report, `cli/src/report.rs`); and nvJPEG decoding alone. Every run is in
+//! this process: only the first opens the driver and loads nvJPEG (each run still opens its
+//! GPUs and codecs, counted apart as "once open").
 //!
 //! `cargo run --release -p cuimg-cli --example files_bench -- [--jpegs N] [--out DIR] [--dir DIR] [--decode-only | --gpu-only]`
 //! (`--decode-only`: only nvJPEG's decoding, swept over batch sizes and threads; `--gpu-only`:
@@ -13,18 +16,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use cuimg::files::{self, Hardware, Options};
 use cuimg::{Image, Rgb8};
 use rayon::prelude::*;
 
-/// Environment variables for one run of the tool.
-type Env = Vec<(&'static str, &'static str)>;
+// The tool's report (stage sums, the threads' table, the trace), which implements the
+// engine's observer; the plot is not drawn here.
+#[allow(dead_code)]
+#[path = "../src/report.rs"]
+mod report;
 
-fn cuimg_bin() -> PathBuf {
-    std::env::var_os("CUIMG_BIN").map(PathBuf::from).unwrap_or_else(|| {
-        let exe = std::env::current_exe().expect("own path");
-        exe.parent().and_then(Path::parent).expect("target/<profile>/examples").join("cuimg")
-    })
-}
+/// The tuning of one run (the tool's `--tune`).
+type Env = Vec<(&'static str, &'static str)>;
 
 /// Upscaled copies of the shared photos: `n` files of `w` x `h` in `dir`.
 fn make(dir: &Path, n: usize, (w, h): (u32, u32), ext: &str) -> Vec<PathBuf> {
@@ -59,37 +62,45 @@ fn make(dir: &Path, n: usize, (w, h): (u32, u32), ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Runs the tool (with `env` set) and returns (images per second, images per second once
-/// the GPU and codecs are open, its stderr).
-fn tool(args: &[&str], env: &[(&str, &str)]) -> (f64, f64, String) {
+/// One run of the engine (gray, with `tuning`), into `dst` (replaced): (images per second,
+/// images per second once the GPUs and codecs are open, the report).
+fn engine(
+    dir: &Path,
+    dst: &Path,
+    fmt: &str,
+    cpu: bool,
+    tuning: &[(&str, &str)],
+    trace: Option<PathBuf>,
+) -> (f64, f64, String) {
     // Every run starts with no dirty pages: gigabytes of earlier runs' outputs (and of the
     // test files) left to write back throttled later runs' writes, 0.7 against 7 to 13 ms
     // a file in one session (docs/BENCHMARKS.md).
     let _ = Command::new("sync").status();
-    // The shape's tuning as the tool takes it (`--tune KEY=N,...`).
-    let tune: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut args: Vec<&str> = args.to_vec();
-    let tune = tune.join(",");
-    if !tune.is_empty() {
-        args.extend(["--tune", &tune]);
-    }
-    let o = Command::new(cuimg_bin()).args(&args).output().expect("the cuimg binary runs");
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let ips = err
-        .lines()
-        .find(|l| l.contains("images written"))
-        .and_then(|l| l.split('(').nth(1)?.split(' ').next()?.parse().ok())
-        .unwrap_or(0.0);
-    assert!(o.status.success(), "cuimg {args:?} failed:\n{err}");
-    // "N images written, F failed, in S s (R images/s) on ...; O ms of it opening ..."
-    let summary = err.lines().find(|l| l.contains("images written")).unwrap_or("");
-    let number = |after: &str| summary.split(after).nth(1)?.split_whitespace().next()?.parse::<f64>().ok();
-    let steady =
-        match (summary.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()), number(" in "), number("; ")) {
-            (Some(n), Some(secs), Some(ms)) if secs > ms / 1e3 => n / (secs - ms / 1e3),
-            _ => 0.0,
-        };
-    (ips, steady, err)
+    let op = cuimg::registry::find("grayscale").expect("registered");
+    let cmd = files::Command::new(op, &cuimg::registry::Args::defaults(op)).unwrap();
+    let mut o = Options::new(dst);
+    o.format = Some(fmt.into());
+    o.overwrite = true;
+    o.hardware = if cpu { Hardware::Cpu } else { Hardware::AllGpus };
+    o.tuning = tuning.iter().map(|(k, v)| (k.to_string(), v.parse().expect("a number"))).collect();
+    let shown =
+        report::Shown { stages: report::Stages::new(trace.is_some()), progress: indicatif::ProgressBar::hidden() };
+    let write_trace = |_: &str| Ok(shown.stages.trace());
+    let extras: Vec<files::Extra<'_>> = trace.into_iter().map(|p| (p, &write_trace as &dyn Fn(&str) -> _)).collect();
+    let s = files::run(&[dir.to_string_lossy().into_owned()], &cmd, &o, &shown, &extras).expect("the run starts");
+    assert!(s.failures.is_empty(), "{:?}", &s.failures[..s.failures.len().min(5)]);
+    let secs = s.wall.as_secs_f64();
+    let open = s.opening.map_or(0.0, |(a, b)| (a + b).as_secs_f64());
+    let (ips, steady) = (s.written as f64 / secs, s.written as f64 / (secs - open).max(1e-9));
+    let mut report = format!(
+        "{} images written in {secs:.2} s ({ips:.1} images/s) on {}; {:.0} ms of it opening\n{}\n",
+        s.written,
+        s.device,
+        open * 1e3,
+        shown.stages.table(s.written, s.wall)
+    );
+    report.push_str(&shown.stages.threads_table(s.wall).unwrap_or_default());
+    (ips, steady, report)
 }
 
 fn main() {
@@ -124,7 +135,6 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
 
-    let s = |p: &Path| p.to_str().unwrap().to_string();
     let mut rows = Vec::new();
     let jobs = [("4000x3000 JPEG -> gray JPEG", &jpg_dir, "jpg"), ("1920x1080 PNG -> gray PNG", &png_dir, "png")];
     let jobs = match (decode_only, gpu_only) {
@@ -132,6 +142,11 @@ fn main() {
         (_, true) => &jobs[..1],
         _ => &jobs[..],
     };
+    // As the tool does: 16 hardware queues for its 30 or so streams (docs/BENCHMARKS.md).
+    if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
+        // SAFETY: no other thread runs yet, so none reads the environment meanwhile.
+        unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "16") };
+    }
     for &(name, dir, fmt) in jobs {
         // The JPEG job's GPU path in several shapes (decoders per GPU), then the default;
         // the CPU path on all cores.
@@ -152,25 +167,16 @@ fn main() {
             paths.push(("CPU, all cores".into(), vec![], Some("--cpu")));
         }
         for (path, env, extra) in paths {
-            let dst = work.join(format!("out-{fmt}-{}", extra.is_some()));
-            let mut a = vec![
-                "gray".to_string(),
-                s(dir),
-                "-o".into(),
-                s(&dst),
-                "--format".into(),
-                fmt.into(),
-                "--report".into(),
-            ];
-            a.extend(extra.map(String::from));
-            if path == "GPU" {
-                // The default shape's timeline: which queue runs dry (printed by --report).
+            let cpu = extra.is_some();
+            let dst = work.join(format!("out-{fmt}-{cpu}"));
+            // The default shape's timeline: which queue runs dry.
+            let trace = (path == "GPU").then(|| out.join(format!("trace-{fmt}.json")));
+            if let Some(t) = &trace {
                 std::fs::create_dir_all(&out).unwrap();
-                a.extend(["--trace".into(), s(&out.join(format!("trace-{fmt}.json")))]);
+                let _ = std::fs::remove_file(t);
             }
-            let a: Vec<&str> = a.iter().map(String::as_str).collect();
-            tool(&a, &env); // warm: page cache, clocks
-            let (ips, steady, report) = tool(&a, &env);
+            engine(dir, &dst, fmt, cpu, &env, None); // warm: page cache, clocks, the driver
+            let (ips, steady, report) = engine(dir, &dst, fmt, cpu, &env, trace);
             println!("\n== {name}, {path}: {ips:.1} images/s ({steady:.1} once open)\n{report}");
             rows.push(serde_json::json!({"job": name, "path": path, "images_per_second": ips,
                 "images_per_second_once_open": steady, "env": format!("{env:?}"), "report": report}));
