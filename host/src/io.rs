@@ -257,7 +257,7 @@ pub fn decode_converted_with<P: Encode>(bytes: &[u8], name: &Path, limits: &Limi
 
 /// Decodes a file to gray. A JPEG gives its luma plane, decoded without converting its color
 /// planes to RGB (as libjpeg's grayscale output and OpenCV's `imread(path,
-/// IMREAD_GRAYSCALE)` do, and [`crate::jpeg::Jpeg::decode_gray`] on the GPU): the encoder
+/// IMREAD_GRAYSCALE)` do, and [`crate::jpeg::Jpeg::decode_as`] into `Gray8` on the GPU): the encoder
 /// made that plane from the original pixels with the BT.601 weights of
 /// [`crate::cpu::grayscale`], so it differs from decoding to RGB and converting by rounding
 /// only, and it takes a third less time. Other files (PNG, CMYK JPEG, JPEG coded in RGB) are

@@ -212,7 +212,7 @@ fn apart(a: &Image<Gray8>, b: &Image<Gray8>) -> (u8, f64) {
 }
 
 /// The CPU's luma decode (`io::decode_luma`, the `gray` tool's CPU decoder): against RGB
-/// decoded and converted, within rounding on photos (the bound `Jpeg::decode_gray` has);
+/// decoded and converted, within rounding on photos (the bound `Jpeg::decode_as::<Gray8>` has);
 /// upright per EXIF, as `decode_rgb`; PNG, CMYK and cut files as `decode_rgb` takes them.
 #[test]
 fn luma_decode_on_the_cpu() {
@@ -402,7 +402,7 @@ fn large_images_decode_on_the_sms() {
     assert!(matches!(jpeg.decode_as::<cuimg::Rgb8>(&s, cut), Err(Error::Nvjpeg { .. })));
 }
 
-/// Gray decoding (`decode_gray`, `decode_batch_gray`) gives a file's luma plane, on both
+/// Gray decoding (`decode_as::<Gray8>`, `decode_batch::<Gray8>`) gives a file's luma plane, on both
 /// backends, one call and batches, the SM decoder's sizes included: it agrees with the
 /// `image` crate's decode converted with the same weights, and differs from nvJPEG's own RGB
 /// decode converted by the grayscale kernel by rounding and clamping only. CMYK goes through

@@ -15,6 +15,8 @@ use libfuzzer_sys::fuzz_target;
 mod identity;
 #[path = "../../src/files/inputs.rs"]
 mod inputs;
+// (The engine's `probe` and `remove_temporaries` are not fuzzed here.)
+#[allow(dead_code)]
 #[path = "../../src/files/outputs.rs"]
 mod outputs;
 

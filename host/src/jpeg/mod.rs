@@ -24,8 +24,10 @@ use crate::pixel::{Gray8, Rgb8};
 use crate::runtime::{DeviceImage, Gpu, Stream, TrackedHost};
 
 use markers::baseline_color_or_gray;
+pub(crate) use markers::first_component_is_luma;
 pub use markers::is_complete;
-pub(crate) use markers::{first_component_is_luma, segments};
+#[cfg(feature = "io")]
+pub(crate) use markers::segments;
 pub use sys::load;
 use sys::*;
 
