@@ -73,6 +73,7 @@ pub struct Options {
     pub format: Option<String>,
     /// JPEG quality, 1 to 100.
     pub quality: u8,
+    /// The GPUs, or the CPU.
     pub hardware: Hardware,
     /// Replace existing regular files (never an input, a symlink or a folder).
     pub overwrite: bool,
@@ -87,6 +88,8 @@ pub struct Options {
 }
 
 impl Options {
+    /// Into `out`, each output in its input's format, JPEG quality 90, every GPU, synced,
+    /// nothing replaced, half the available memory.
     pub fn new(out: impl Into<PathBuf>) -> Options {
         Options {
             out: out.into(),
@@ -104,6 +107,7 @@ impl Options {
 /// How a run went.
 #[derive(Clone, Debug)]
 pub struct Summary {
+    /// Outputs written.
     pub written: usize,
     /// Each failure: the path it concerns and why.
     pub failures: Vec<(PathBuf, String)>,
@@ -111,6 +115,7 @@ pub struct Summary {
     pub device: String,
     /// Time to open the GPUs, and then nvJPEG (`None` on the CPU).
     pub opening: Option<(Duration, Duration)>,
+    /// From the opening of the hardware to the last file.
     pub wall: Duration,
     /// The memory budget the files were admitted against.
     pub budget: u64,

@@ -8,14 +8,21 @@ use std::time::{Duration, Instant};
 /// The stages of one file's work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
+    /// Reading the file (after its header is checked).
     Read,
+    /// Decoding it (CPU or nvJPEG).
     Decode,
     /// Host copies into and out of pinned memory (the GPU pipeline).
     Staging,
+    /// Copies to the device.
     Upload,
+    /// The operation's launches.
     Kernel,
+    /// Copies back to the host.
     Download,
+    /// Encoding the result (CPU or nvJPEG).
     Encode,
+    /// Writing it under the output policy.
     Write,
 }
 
@@ -32,6 +39,7 @@ impl Stage {
         Stage::Write,
     ];
 
+    /// Its name in reports (`pinned copies` for [`Stage::Staging`]).
     pub fn name(self) -> &'static str {
         match self {
             Stage::Read => "read",

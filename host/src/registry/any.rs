@@ -18,11 +18,17 @@ use crate::runtime::{DeviceImage, DeviceView, DeviceViewMut, Stream};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PixelFormat {
+    /// [`crate::Gray8`]: one byte of gray.
     Gray8,
+    /// [`crate::La8`]: gray and alpha.
     La8,
+    /// [`crate::Rgb8`]: red, green, blue.
     Rgb8,
+    /// [`crate::Bgr8`]: blue, green, red.
     Bgr8,
+    /// [`crate::Rgba8`]: red, green, blue, alpha.
     Rgba8,
+    /// [`crate::Bgra8`]: blue, green, red, alpha.
     Bgra8,
 }
 
@@ -62,6 +68,7 @@ macro_rules! erased {
             /// Every format, in the order the enum lists them.
             pub const ALL: [PixelFormat; 6] = [$(PixelFormat::$p),*];
 
+            /// The format's name (`Rgb8`).
             pub fn name(self) -> &'static str {
                 match self { $(PixelFormat::$p => <$p as Pixel>::NAME),* }
             }
@@ -71,6 +78,7 @@ macro_rules! erased {
                 match self { $(PixelFormat::$p => <$p as Pixel>::CHANNELS),* }
             }
 
+            /// Whether its last channel is alpha.
             pub fn has_alpha(self) -> bool {
                 match self { $(PixelFormat::$p => <$p as Pixel>::ALPHA.is_some()),* }
             }
@@ -78,23 +86,23 @@ macro_rules! erased {
 
         /// An image of any 8-bit format.
         #[derive(Clone, Debug, PartialEq, Eq)]
-        pub enum AnyImage { $($p(Image<$p>)),* }
+        pub enum AnyImage { $(#[doc = concat!("Of `", stringify!($p), "` pixels.")] $p(Image<$p>)),* }
 
         /// A borrowed image (or region) of any 8-bit format.
         #[derive(Clone, Copy, Debug)]
-        pub enum AnyView<'a> { $($p(ImageView<'a, $p>)),* }
+        pub enum AnyView<'a> { $(#[doc = concat!("Of `", stringify!($p), "` pixels.")] $p(ImageView<'a, $p>)),* }
 
         /// A device image of any 8-bit format.
         #[derive(Debug)]
-        pub enum AnyDeviceImage { $($p(DeviceImage<$p>)),* }
+        pub enum AnyDeviceImage { $(#[doc = concat!("Of `", stringify!($p), "` pixels.")] $p(DeviceImage<$p>)),* }
 
         /// A read-only device region of any 8-bit format.
         #[derive(Clone, Copy, Debug)]
-        pub enum AnyDeviceView<'a> { $($p(DeviceView<'a, $p>)),* }
+        pub enum AnyDeviceView<'a> { $(#[doc = concat!("Of `", stringify!($p), "` pixels.")] $p(DeviceView<'a, $p>)),* }
 
         /// A writable device region of any 8-bit format.
         #[derive(Debug)]
-        pub enum AnyDeviceViewMut<'a> { $($p(DeviceViewMut<'a, $p>)),* }
+        pub enum AnyDeviceViewMut<'a> { $(#[doc = concat!("Of `", stringify!($p), "` pixels.")] $p(DeviceViewMut<'a, $p>)),* }
 
         $(
             impl Erased for $p {
@@ -138,18 +146,22 @@ macro_rules! erased {
         )*
 
         impl AnyImage {
+            /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
                 match self { $(AnyImage::$p(_) => PixelFormat::$p),* }
             }
 
+            /// A view of all of it.
             pub fn view(&self) -> AnyView<'_> {
                 match self { $(AnyImage::$p(i) => AnyView::$p(i.view())),* }
             }
 
+            /// Width and height in pixels.
             pub fn dimensions(&self) -> (u32, u32) {
                 match self { $(AnyImage::$p(i) => i.dimensions()),* }
             }
 
+            /// Its pixels, packed, as bytes.
             pub fn as_bytes(&self) -> &[u8] {
                 match self { $(AnyImage::$p(i) => i.as_bytes()),* }
             }
@@ -166,10 +178,12 @@ macro_rules! erased {
         }
 
         impl<'a> AnyView<'a> {
+            /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
                 match self { $(AnyView::$p(_) => PixelFormat::$p),* }
             }
 
+            /// Width and height in pixels.
             pub fn dimensions(&self) -> (u32, u32) {
                 match self { $(AnyView::$p(v) => v.dimensions()),* }
             }
@@ -196,50 +210,61 @@ macro_rules! erased {
                 match format { $(PixelFormat::$p => Ok(AnyDeviceImage::$p(stream.alloc(width, height)?))),* }
             }
 
+            /// Copies it to a new host image (waits for the stream).
             pub fn download(&self, stream: &Stream) -> Result<AnyImage> {
                 match self { $(AnyDeviceImage::$p(i) => Ok(AnyImage::$p(stream.download(i)?))),* }
             }
 
+            /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
                 match self { $(AnyDeviceImage::$p(_) => PixelFormat::$p),* }
             }
 
+            /// Width and height in pixels.
             pub fn dimensions(&self) -> (u32, u32) {
                 match self { $(AnyDeviceImage::$p(i) => i.dimensions()),* }
             }
 
+            /// A view of all of it.
             pub fn view(&self) -> AnyDeviceView<'_> {
                 match self { $(AnyDeviceImage::$p(i) => AnyDeviceView::$p(i.view())),* }
             }
 
+            /// A writable view of all of it.
             pub fn view_mut(&mut self) -> AnyDeviceViewMut<'_> {
                 match self { $(AnyDeviceImage::$p(i) => AnyDeviceViewMut::$p(i.view_mut())),* }
             }
 
+            /// A region of it (an error when `rect` is not inside).
             pub fn roi(&self, rect: Rect) -> Result<AnyDeviceView<'_>> {
                 match self { $(AnyDeviceImage::$p(i) => Ok(AnyDeviceView::$p(i.roi(rect)?))),* }
             }
 
+            /// A writable region of it (an error when `rect` is not inside).
             pub fn roi_mut(&mut self, rect: Rect) -> Result<AnyDeviceViewMut<'_>> {
                 match self { $(AnyDeviceImage::$p(i) => Ok(AnyDeviceViewMut::$p(i.roi_mut(rect)?))),* }
             }
         }
 
         impl AnyDeviceView<'_> {
+            /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
                 match self { $(AnyDeviceView::$p(_) => PixelFormat::$p),* }
             }
 
+            /// Width and height in pixels.
             pub fn dimensions(&self) -> (u32, u32) {
                 match self { $(AnyDeviceView::$p(v) => v.dimensions()),* }
             }
         }
 
         impl AnyDeviceViewMut<'_> {
+            /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
                 match self { $(AnyDeviceViewMut::$p(_) => PixelFormat::$p),* }
             }
 
+            /// Width and height in pixels.
             pub fn dimensions(&self) -> (u32, u32) {
                 match self { $(AnyDeviceViewMut::$p(v) => v.dimensions()),* }
             }

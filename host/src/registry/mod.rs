@@ -44,6 +44,7 @@ pub struct Operation {
     pub reference: &'static str,
     /// The input formats it takes.
     pub formats: &'static [PixelFormat],
+    /// Its parameters, with their defaults.
     pub params: &'static [Param],
     /// Its forms with the parameters given (each checked here: a bad value is an error
     /// before any image is seen).
@@ -61,7 +62,9 @@ impl std::fmt::Debug for Operation {
 /// A parameter: `--name VALUE` in the tool, or `--name` alone for a flag.
 #[derive(Debug)]
 pub struct Param {
+    /// Its name: `--name` in the tool.
     pub name: &'static str,
+    /// One line for `--help`.
     pub help: &'static str,
     /// The value when none is given; `None` makes it a flag (absent: off).
     pub default: Option<&'static str>,
@@ -76,6 +79,7 @@ pub struct Param {
 pub struct Cli {
     /// The subcommand (`gray` for `grayscale`).
     pub command: &'static str,
+    /// Its help: the first sentence in the list of commands, all of it in its own.
     pub about: &'static str,
     /// What happens to the gray formats the operation does not take.
     pub gray: GrayInput,
@@ -150,12 +154,16 @@ impl Args {
 /// What a form returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Output {
+    /// An image (of the format and size [`Bound::produces`] and [`Bound::size`] say).
     Image(AnyImage),
+    /// One histogram per channel.
     Histogram(Histogram),
+    /// An image and its histogram (`grayscale_histogram`).
     Both(AnyImage, Histogram),
 }
 
 impl Output {
+    /// The image, if it made one.
     pub fn image(&self) -> Option<&AnyImage> {
         match self {
             Output::Image(i) | Output::Both(i, _) => Some(i),
@@ -163,6 +171,7 @@ impl Output {
         }
     }
 
+    /// The histogram, if it made one.
     pub fn histogram(&self) -> Option<&Histogram> {
         match self {
             Output::Histogram(h) | Output::Both(_, h) => Some(h),
@@ -184,8 +193,11 @@ pub struct Produces {
 /// says), device bins, or both.
 #[derive(Debug)]
 pub enum Target<'a> {
+    /// A device region of the output's format and size.
     Image(AnyDeviceViewMut<'a>),
+    /// Bins of the output's channel count, replaced.
     Histogram(&'a mut DeviceHistogram),
+    /// Both, for an operation that makes both.
     Both(AnyDeviceViewMut<'a>, &'a mut DeviceHistogram),
 }
 
