@@ -84,6 +84,80 @@ pub(crate) fn span_bytes(row: usize, pitch: usize, height: u32) -> Option<usize>
     if height == 0 { Some(0) } else { (height as usize - 1).checked_mul(pitch)?.checked_add(row) }
 }
 
+/// Width and height, the same on every image type: [`Image`] and its views, device images
+/// and views, pinned images, and the registry's images of any format. Each type also has
+/// `width`, `height` and `dimensions` as its own methods (one crate-internal macro writes
+/// both from one expression), so calling them needs no import; the trait is for code
+/// generic over them.
+///
+/// ```
+/// use cuimg::{Dimensions, Image, Rgb8};
+/// fn megapixels(img: &impl Dimensions) -> f64 {
+///     img.pixel_count() as f64 / 1e6
+/// }
+/// let img = Image::<Rgb8>::new(4000, 3000);
+/// assert_eq!(megapixels(&img), 12.0);
+/// assert_eq!(megapixels(&img.view()), 12.0);
+/// ```
+pub trait Dimensions {
+    /// `(width, height)` in pixels.
+    fn dimensions(&self) -> (u32, u32);
+
+    /// Width in pixels.
+    fn width(&self) -> u32 {
+        self.dimensions().0
+    }
+
+    /// Height in pixels.
+    fn height(&self) -> u32 {
+        self.dimensions().1
+    }
+
+    /// Width times height.
+    fn pixel_count(&self) -> u64 {
+        let (w, h) = self.dimensions();
+        w as u64 * h as u64
+    }
+}
+
+/// [`Dimensions`] and the same three methods of the type's own, from one expression of
+/// `(width, height)`: `dimensions! { impl[P: Pixel] Image<P> => |s| (s.width, s.height); }`.
+macro_rules! dimensions {
+    ($(impl[$($g:tt)*] $ty:ty => |$s:ident| $e:expr;)*) => {$(
+        impl<$($g)*> $crate::image::Dimensions for $ty {
+            fn dimensions(&self) -> (u32, u32) {
+                let $s = self;
+                $e
+            }
+        }
+
+        impl<$($g)*> $ty {
+            /// Width in pixels.
+            pub fn width(&self) -> u32 {
+                $crate::image::Dimensions::dimensions(self).0
+            }
+
+            /// Height in pixels.
+            pub fn height(&self) -> u32 {
+                $crate::image::Dimensions::dimensions(self).1
+            }
+
+            /// `(width, height)` in pixels.
+            pub fn dimensions(&self) -> (u32, u32) {
+                $crate::image::Dimensions::dimensions(self)
+            }
+        }
+    )*};
+}
+pub(crate) use dimensions;
+
+dimensions! {
+    impl[P: Pixel] Image<P> => |s| (s.width, s.height);
+    impl['a, P: Pixel] ImageView<'a, P> => |s| (s.width, s.height);
+    impl['a, P: Pixel] ImageViewMut<'a, P> => |s| (s.width, s.height);
+    impl['a] PlanarView<'a> => |s| (s.width, s.height);
+}
+
 /// An owned image of `P` pixels, rows packed without padding.
 ///
 /// ```
@@ -206,19 +280,6 @@ impl<P: Pixel> Image<P> {
         Image { width, height, pixels }
     }
 
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
-    }
-
-    /// `(width, height)`.
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.width, self.height)
-    }
-
     pub fn pixels(&self) -> &[P] {
         &self.pixels
     }
@@ -330,18 +391,6 @@ impl<'a, P: Pixel> ImageView<'a, P> {
         Ok(ImageView { bytes, width, height, pitch, _p: PhantomData })
     }
 
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
-    }
-
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.width, self.height)
-    }
-
     /// Bytes from one row's start to the next.
     pub fn pitch(&self) -> usize {
         self.pitch
@@ -422,18 +471,6 @@ impl<'a, P: Pixel> ImageViewMut<'a, P> {
     pub fn new(bytes: &'a mut [u8], width: u32, height: u32, pitch: usize) -> Result<ImageViewMut<'a, P>> {
         check_layout::<P>(bytes.len(), width, height, pitch)?;
         Ok(ImageViewMut { bytes, width, height, pitch, _p: PhantomData })
-    }
-
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
-    }
-
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.width, self.height)
     }
 
     pub fn pitch(&self) -> usize {
@@ -552,14 +589,6 @@ impl<'a> PlanarView<'a> {
         let (r, gb) = chw.split_at(plane);
         let (g, b) = gb.split_at(plane);
         Ok(PlanarView { planes: [r, g, b], width, height, pitch: width as usize })
-    }
-
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
     }
 
     pub fn pitch(&self) -> usize {

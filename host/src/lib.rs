@@ -57,7 +57,7 @@ mod validate;
 
 pub use crate::device::Device;
 pub use crate::error::{Error, Result, Source};
-pub use crate::image::{Image, ImageView, ImageViewMut, PlanarView, Rect};
+pub use crate::image::{Dimensions, Image, ImageView, ImageViewMut, PlanarView, Rect};
 #[cfg(feature = "io")]
 pub use crate::image_crate::DynamicView;
 pub use crate::limits::Limits;

@@ -145,6 +145,14 @@ macro_rules! erased {
             }
         )*
 
+        crate::image::dimensions! {
+            impl[] AnyImage => |s| match s { $(AnyImage::$p(i) => i.dimensions()),* };
+            impl['a] AnyView<'a> => |s| match s { $(AnyView::$p(v) => v.dimensions()),* };
+            impl[] AnyDeviceImage => |s| match s { $(AnyDeviceImage::$p(i) => i.dimensions()),* };
+            impl['a] AnyDeviceView<'a> => |s| match s { $(AnyDeviceView::$p(v) => v.dimensions()),* };
+            impl['a] AnyDeviceViewMut<'a> => |s| match s { $(AnyDeviceViewMut::$p(v) => v.dimensions()),* };
+        }
+
         impl AnyImage {
             /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
@@ -154,11 +162,6 @@ macro_rules! erased {
             /// A view of all of it.
             pub fn view(&self) -> AnyView<'_> {
                 match self { $(AnyImage::$p(i) => AnyView::$p(i.view())),* }
-            }
-
-            /// Width and height in pixels.
-            pub fn dimensions(&self) -> (u32, u32) {
-                match self { $(AnyImage::$p(i) => i.dimensions()),* }
             }
 
             /// Its pixels, packed, as bytes.
@@ -181,11 +184,6 @@ macro_rules! erased {
             /// Its pixel format.
             pub fn format(&self) -> PixelFormat {
                 match self { $(AnyView::$p(_) => PixelFormat::$p),* }
-            }
-
-            /// Width and height in pixels.
-            pub fn dimensions(&self) -> (u32, u32) {
-                match self { $(AnyView::$p(v) => v.dimensions()),* }
             }
 
             /// A region of this view.
@@ -220,11 +218,6 @@ macro_rules! erased {
                 match self { $(AnyDeviceImage::$p(_) => PixelFormat::$p),* }
             }
 
-            /// Width and height in pixels.
-            pub fn dimensions(&self) -> (u32, u32) {
-                match self { $(AnyDeviceImage::$p(i) => i.dimensions()),* }
-            }
-
             /// A view of all of it.
             pub fn view(&self) -> AnyDeviceView<'_> {
                 match self { $(AnyDeviceImage::$p(i) => AnyDeviceView::$p(i.view())),* }
@@ -252,10 +245,6 @@ macro_rules! erased {
                 match self { $(AnyDeviceView::$p(_) => PixelFormat::$p),* }
             }
 
-            /// Width and height in pixels.
-            pub fn dimensions(&self) -> (u32, u32) {
-                match self { $(AnyDeviceView::$p(v) => v.dimensions()),* }
-            }
         }
 
         impl AnyDeviceViewMut<'_> {
@@ -264,10 +253,6 @@ macro_rules! erased {
                 match self { $(AnyDeviceViewMut::$p(_) => PixelFormat::$p),* }
             }
 
-            /// Width and height in pixels.
-            pub fn dimensions(&self) -> (u32, u32) {
-                match self { $(AnyDeviceViewMut::$p(v) => v.dimensions()),* }
-            }
         }
     };
 }

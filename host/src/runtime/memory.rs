@@ -42,6 +42,13 @@ pub struct DeviceImage<P: Pixel> {
     _p: PhantomData<P>,
 }
 
+crate::image::dimensions! {
+    impl[P: Pixel] DeviceImage<P> => |s| (s.width, s.height);
+    impl['a, P: Pixel] DeviceView<'a, P> => |s| (s.rect.width, s.rect.height);
+    impl['a, P: Pixel] DeviceViewMut<'a, P> => |s| (s.rect.width, s.rect.height);
+    impl[P: Pixel] PinnedImage<P> => |s| (s.width, s.height);
+}
+
 impl<P: Pixel> std::fmt::Debug for DeviceImage<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceImage<{}>({}x{})", P::NAME, self.width, self.height)
@@ -52,18 +59,6 @@ impl<P: Pixel> DeviceImage<P> {
     pub(crate) fn from_raw(buf: Tracked<u8>, width: u32, height: u32) -> DeviceImage<P> {
         debug_assert_eq!(buf.len(), row_bytes::<P>(width) * height as usize);
         DeviceImage { buf, width, height, _p: PhantomData }
-    }
-
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
-    }
-
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.width, self.height)
     }
 
     /// Bytes per row (the images are packed).
@@ -183,18 +178,6 @@ fn layout<P: Pixel>(img: &DeviceImage<P>, rect: Rect) -> Layout {
 }
 
 impl<'a, P: Pixel> DeviceView<'a, P> {
-    pub fn width(&self) -> u32 {
-        self.rect.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.rect.height
-    }
-
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.rect.width, self.rect.height)
-    }
-
     /// The region within its image.
     pub fn rect(&self) -> Rect {
         self.rect
@@ -223,18 +206,6 @@ impl<'a, P: Pixel> DeviceView<'a, P> {
 }
 
 impl<'a, P: Pixel> DeviceViewMut<'a, P> {
-    pub fn width(&self) -> u32 {
-        self.rect.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.rect.height
-    }
-
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.rect.width, self.rect.height)
-    }
-
     pub fn rect(&self) -> Rect {
         self.rect
     }
@@ -358,18 +329,6 @@ impl<P: Pixel> std::fmt::Debug for PinnedImage<P> {
 impl<P: Pixel> PinnedImage<P> {
     pub(crate) fn from_raw(buf: TrackedHost, width: u32, height: u32) -> PinnedImage<P> {
         PinnedImage { buf, width, height, _p: PhantomData }
-    }
-
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    pub fn height(&self) -> u32 {
-        self.height
-    }
-
-    pub fn dimensions(&self) -> (u32, u32) {
-        (self.width, self.height)
     }
 
     /// The bytes, once the copies from the device into them have finished.
