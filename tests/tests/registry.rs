@@ -1,9 +1,9 @@
 //! The cross-cutting tests, over the operation registry (`cuimg::registry::OPERATIONS`):
 //! every operation, with its default parameters and each sample value, on every format it
 //! takes, on random, peaky and constant images of the edge-case sizes, through every form:
-//! all cores against the serial reference (here and in CI), then the GPU's blocking call, a
-//! ragged batch, and the stream launch from a source region into a destination region with
-//! every byte around it kept (with a GPU). Bad parameters, formats an operation does not
+//! all cores against the serial reference (here and in CI), strided host views, then the
+//! GPU's blocking call, a ragged batch, and the stream launch from a source region into a
+//! destination region with every byte around it kept (with a GPU). Bad parameters, formats an operation does not
 //! take, empty images and mismatched targets are typed errors, and launch nothing.
 //!
 //! A new operation is tested here once it is listed in `OPERATIONS`; a folder under
@@ -56,6 +56,26 @@ fn same(got: &cuimg::Result<Output>, want: &cuimg::Result<Output>, what: &str) {
         (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}: the errors differ"),
         (g, w) => panic!("{what}: got {:?}, want {:?}", g.as_ref().err(), w.as_ref().err()),
     }
+}
+
+/// `img` at (3, 2) inside a larger image of other bytes: its view there is strided (its rows
+/// are not packed) and starts off the 16-byte grid.
+fn framed(img: &AnyImage) -> AnyImage {
+    let (w, h) = img.dimensions();
+    let c = img.format().channels();
+    let mut big = splitmix_bytes(w as u64 ^ 0x55, ((w + 7) * (h + 4)) as usize * c);
+    let row = w as usize * c;
+    for y in 0..h as usize {
+        let at = ((y + 2) * (w as usize + 7) + 3) * c;
+        big[at..at + row].copy_from_slice(&img.as_bytes()[y * row..(y + 1) * row]);
+    }
+    AnyImage::from_bytes(img.format(), w + 7, h + 4, &big).unwrap()
+}
+
+/// `img`'s pixels as a strided view inside `frame` (made by [`framed`]).
+fn inside<'a>(frame: &'a AnyImage, img: &AnyImage) -> AnyView<'a> {
+    let (w, h) = img.dimensions();
+    frame.view().roi(Rect::new(3, 2, w, h)).unwrap()
 }
 
 /// Each case: op, setting, format, size, kind, image.
@@ -137,6 +157,11 @@ fn all_cores_match_the_reference_on_every_format() {
     each_case(|op, what, bound, _, img| {
         let want = bound.cpu(&img.view());
         same(&bound.par(&img.view()), &want, what);
+        // The same pixels as a strided view inside a larger image: the same result.
+        let frame = framed(img);
+        let strided = inside(&frame, img);
+        same(&bound.cpu(&strided), &want, &format!("{what}, strided"));
+        same(&bound.par(&strided), &want, &format!("{what}, strided, all cores"));
         if let Ok(out) = &want {
             let p = bound.produces(img.format()).unwrap();
             assert_eq!(
@@ -203,6 +228,8 @@ fn the_gpu_forms_match_the_reference() {
     each_case(|_, what, bound, _, img| {
         let want = bound.cpu(&img.view());
         same(&bound.gpu(&g, &img.view()), &want, &format!("{what}, the GPU's call"));
+        let frame = framed(img);
+        same(&bound.gpu(&g, &inside(&frame, img)), &want, &format!("{what}, the GPU's call on a strided view"));
         stream_into_regions(&s, bound, img, &want, what);
     });
     for (k, op) in OPERATIONS.iter().enumerate() {
@@ -241,13 +268,7 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
     let (w, h) = img.dimensions();
     let f = img.format();
     // The source: `img` at (3, 2) inside a larger image.
-    let mut big = splitmix_bytes(w as u64 ^ 0x55, ((w + 7) * (h + 4)) as usize * f.channels());
-    let row = w as usize * f.channels();
-    for y in 0..h as usize {
-        let at = ((y + 2) * (w as usize + 7) + 3) * f.channels();
-        big[at..at + row].copy_from_slice(&img.as_bytes()[y * row..(y + 1) * row]);
-    }
-    let big = AnyImage::from_bytes(f, w + 7, h + 4, &big).unwrap();
+    let big = framed(img);
     let dev = AnyDeviceImage::upload(s, &big.view()).unwrap();
     let src = dev.roi(Rect::new(3, 2, w, h)).unwrap();
     let p = bound.produces(f).unwrap();
