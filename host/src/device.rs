@@ -162,11 +162,7 @@ impl Device {
     ) -> Result<(Image<Gray8>, Histogram)> {
         match self {
             Device::Gpu(g) => g.grayscale_histogram(src, weights),
-            Device::Cpu { .. } => {
-                let gray = crate::par::grayscale(src, weights)?;
-                let hist = crate::par::histogram(&gray.view())?;
-                Ok((gray, hist))
-            }
+            Device::Cpu { .. } => crate::par::grayscale_histogram(src, weights),
         }
     }
 

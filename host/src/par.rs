@@ -170,3 +170,14 @@ pub fn orient<P: Pixel>(src: &ImageView<'_, P>, o: crate::Orientation) -> Result
     });
     Image::from_pixels(w, h, pixels)
 }
+
+/// [`cpu::grayscale_histogram`] on all cores: gray by bands, then its histogram by bands
+/// (two passes; the same bytes and counts).
+pub fn grayscale_histogram<P: Color>(
+    src: &ImageView<'_, P>,
+    weights: GrayWeights,
+) -> Result<(Image<Gray8>, Histogram)> {
+    let gray = grayscale(src, weights)?;
+    let hist = histogram(&gray.view())?;
+    Ok((gray, hist))
+}

@@ -98,12 +98,8 @@ fn every_registry_operation_past_2_gib() {
         let src = AnyDeviceImage::upload(&s, &img.view()).unwrap();
         let mut dst = p.image.map(|f| AnyDeviceImage::alloc(&s, f, ow, oh).unwrap());
         let mut bins = p.histogram.map(|c| s.alloc_histogram(c).unwrap());
-        let target = match (dst.as_mut(), bins.as_mut()) {
-            (Some(d), None) => Target::Image(d.view_mut()),
-            (None, Some(b)) => Target::Histogram(b),
-            (Some(d), Some(b)) => Target::Both(d.view_mut(), b),
-            (None, None) => unreachable!("every operation makes something"),
-        };
+        let image = dst.as_mut().map(|d| d.view_mut());
+        let target = Target::new(image, bins.as_mut()).expect("every operation makes something");
         bound.stream(&s, &src.view(), target).unwrap();
         let want = bound.par(&img.view()).unwrap();
         if let (Some(d), Some(want)) = (&dst, want.image()) {

@@ -296,12 +296,7 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
         r: Rect,
     ) -> Target<'a> {
         let image = dst.as_mut().map(|d| d.roi_mut(r).unwrap());
-        match (image, bins.as_mut()) {
-            (Some(i), None) => Target::Image(i),
-            (None, Some(b)) => Target::Histogram(b),
-            (Some(i), Some(b)) => Target::Both(i, b),
-            (None, None) => unreachable!("every operation makes something"),
-        }
+        Target::new(image, bins.as_mut()).expect("every operation makes something")
     }
     // A destination region one pixel narrower: refused, nothing written.
     if ow > 1 && p.image.is_some() {

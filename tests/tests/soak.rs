@@ -232,11 +232,7 @@ fn registry_op(s: &Stream, rng: &mut SmallRng) {
             let c = f.channels();
             let mut expect: Vec<u8> = (0..(dw * dh) as usize * c).map(|i| 0xA5 ^ (i as u8).wrapping_mul(31)).collect();
             let mut dst = AnyDeviceImage::upload(s, &AnyImage::from_bytes(f, dw, dh, &expect).unwrap().view()).unwrap();
-            let region = dst.roi_mut(at).unwrap();
-            let target = match bins.as_mut() {
-                None => Target::Image(region),
-                Some(b) => Target::Both(region, b),
-            };
+            let target = Target::new(Some(dst.roi_mut(at).unwrap()), bins.as_mut()).unwrap();
             bound.stream(s, &dev.view(), target).unwrap();
             let row = ow as usize * c;
             for y in 0..oh as usize {

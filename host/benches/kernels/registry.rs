@@ -40,12 +40,8 @@ pub fn rows(s: &Stream, c: &Case<'_>) -> Vec<Row> {
                 (0..sets).map(|_| p.image.map(|f| AnyDeviceImage::alloc(s, f, ow, oh).unwrap())).collect();
             let mut bins: Option<DeviceHistogram> = p.histogram.map(|n| s.alloc_histogram(n).unwrap());
             let mut launch = |i: usize| {
-                let target = match (outs[i % sets].as_mut(), bins.as_mut()) {
-                    (Some(o), None) => Target::Image(o.view_mut()),
-                    (None, Some(b)) => Target::Histogram(b),
-                    (Some(o), Some(b)) => Target::Both(o.view_mut(), b),
-                    (None, None) => unreachable!("every operation makes something"),
-                };
+                let image = outs[i % sets].as_mut().map(|o| o.view_mut());
+                let target = Target::new(image, bins.as_mut()).expect("every operation makes something");
                 bound.stream(s, &ins[i % sets].view(), target)
             };
             let t = time_gpu(s, c.warm, c.runs, &mut launch);

@@ -145,8 +145,7 @@ pub fn run(
     extras: &[Extra<'_>],
 ) -> Result<Summary, String> {
     let histogram = cmd.histograms();
-    let tuned = |k: &str| o.tuning.iter().rev().find(|(n, _)| n == k).map(|(_, v)| *v);
-    let luma = cmd.luma && tuned("gray-via-rgb").unwrap_or(0) == 0;
+    let luma = cmd.luma && run::knob(&o.tuning, "gray-via-rgb", 0) == 0;
     let ext = match (o.format.as_deref(), histogram) {
         (None, true) => Some("csv"),
         (Some(f @ ("csv" | "json")), true) => Some(f),

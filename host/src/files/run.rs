@@ -180,6 +180,11 @@ impl Run<'_> {
 
     /// A tuning value (`Options::tuning`), or `default`.
     pub fn knob(&self, name: &str, default: usize) -> usize {
-        self.tuning.iter().rev().find(|(k, _)| k == name).map_or(default, |(_, v)| *v)
+        knob(self.tuning, name, default)
     }
+}
+
+/// The last value `tuning` gives `name`, or `default`.
+pub(crate) fn knob(tuning: &[(String, usize)], name: &str, default: usize) -> usize {
+    tuning.iter().rev().find(|(k, _)| k == name).map_or(default, |(_, v)| *v)
 }

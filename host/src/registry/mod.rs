@@ -201,6 +201,18 @@ pub enum Target<'a> {
     Both(AnyDeviceViewMut<'a>, &'a mut DeviceHistogram),
 }
 
+impl<'a> Target<'a> {
+    /// The target of an operation that makes `image`, `bins`, or both; `None` for neither.
+    pub fn new(image: Option<AnyDeviceViewMut<'a>>, bins: Option<&'a mut DeviceHistogram>) -> Option<Target<'a>> {
+        match (image, bins) {
+            (Some(i), None) => Some(Target::Image(i)),
+            (None, Some(b)) => Some(Target::Histogram(b)),
+            (Some(i), Some(b)) => Some(Target::Both(i, b)),
+            (None, None) => None,
+        }
+    }
+}
+
 /// An operation with its parameters: its forms. Each takes an input of any format the
 /// operation lists and gives the same bytes; a format it does not list is
 /// [`Error::UnsupportedFormat`].

@@ -41,11 +41,7 @@ impl Bound for GrayHistogram {
     }
 
     fn par(&self, src: &AnyView<'_>) -> Result<Output> {
-        with_format!(src.format(), NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => {
-            let gray = par::grayscale(host::<P>(src), W)?;
-            let hist = par::histogram(&gray.view())?;
-            Ok(Output::Both(AnyImage::Gray8(gray), hist))
-        })
+        with_format!(src.format(), NAME, [Rgb8, Bgr8, Rgba8, Bgra8], P => both(par::grayscale_histogram(host::<P>(src), W)))
     }
 
     fn gpu(&self, gpu: &Gpu, src: &AnyView<'_>) -> Result<Output> {

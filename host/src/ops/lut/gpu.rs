@@ -328,14 +328,7 @@ impl Stream {
 impl Gpu {
     /// Blocking: the same table on every channel of many host images.
     pub fn apply_lut_batch<P: Pixel>(&self, images: &[ImageView<'_, P>], lut: &Lut) -> Result<Vec<Image<P>>> {
-        let s = self.blocking_stream();
-        let luts = s.upload_lut::<P>(lut)?;
-        let src = s.upload_batch(images)?;
-        let mut dst = s.alloc_batch_for_output::<P>(&src.sizes())?;
-        let tables = luts.buf.read(&s.raw)?;
-        s.apply_lut_batch_at(&src, &mut dst, tables.ptr(), 0)?;
-        drop(tables);
-        s.download_batch(&dst)
+        self.apply_luts_batch(images, &vec![*lut; P::CHANNELS])
     }
 
     /// Blocking: table `c` on channel `c` of many host images (one set for all).
