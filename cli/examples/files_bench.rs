@@ -104,6 +104,11 @@ fn engine(
 }
 
 fn main() {
+    // As the tool does: 16 hardware queues for its 30 or so streams (docs/BENCHMARKS.md).
+    if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
+        // SAFETY: first thing in main: no other thread (rayon's pool included) exists yet, so none reads the environment meanwhile.
+        unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "16") };
+    }
     let mut jpegs = 960;
     let mut out = PathBuf::from("files-bench-out");
     let mut decode_only = false;
@@ -142,11 +147,6 @@ fn main() {
         (_, true) => &jobs[..1],
         _ => &jobs[..],
     };
-    // As the tool does: 16 hardware queues for its 30 or so streams (docs/BENCHMARKS.md).
-    if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
-        // SAFETY: no other thread runs yet, so none reads the environment meanwhile.
-        unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "16") };
-    }
     for &(name, dir, fmt) in jobs {
         // The JPEG job's GPU path in several shapes (decoders per GPU), then the default;
         // the CPU path on all cores.
