@@ -106,7 +106,8 @@ fn engine(
 fn main() {
     // As the tool does: 16 hardware queues for its 30 or so streams (docs/BENCHMARKS.md).
     if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
-        // SAFETY: first thing in main: no other thread (rayon's pool included) exists yet, so none reads the environment meanwhile.
+        // SAFETY: first thing in main: no other thread (rayon's pool included) exists yet,
+        // so none reads the environment meanwhile.
         unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "16") };
     }
     let mut jpegs = 960;
