@@ -5,6 +5,13 @@
 
 use crate::{BatchImage, DevPtr, DevPtrMut};
 
+/// The tiled form (orientations that swap rows and columns): `TILE` x `TILE` output pixels a
+/// tile, blocks of `TILE` x `TILE_ROWS` threads.
+pub const TILE: u32 = 32;
+pub const TILE_ROWS: u32 = 8;
+/// Its shared memory: a tile of `u32` pixels with one extra column.
+pub const TILED_SHARED_BYTES: u32 = TILE * (TILE + 1) * 4;
+
 /// How the output reads the source (each 0 or 1).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +59,8 @@ pub struct OrientBatch {
 }
 
 kernels! {
-    /// One output pixel per thread; 2-D launch over the output.
+    /// One output pixel per thread (flips), or tiles through shared memory when the mapping
+    /// swaps; 2-D launch over the output.
     OrientC1 = orient_c1(OrientPitched);
     OrientC2 = orient_c2(OrientPitched);
     OrientC3 = orient_c3(OrientPitched);

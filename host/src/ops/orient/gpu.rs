@@ -4,7 +4,8 @@ use cuimg_abi::orient::{
     OrientBatch, OrientC1, OrientC1Batch, OrientC2, OrientC2Batch, OrientC3, OrientC3Batch, OrientC4, OrientC4Batch,
     OrientPitched,
 };
-use cuimg_abi::{BLOCK, Kernel};
+use cuimg_abi::Kernel;
+use cuimg_abi::orient::{TILE, TILE_ROWS, TILED_SHARED_BYTES};
 
 use super::Orientation;
 use crate::error::{Error, Result};
@@ -12,6 +13,17 @@ use crate::image::{Image, ImageView};
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::{AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, Gpu, Stream};
 use crate::validate;
+
+/// The rows a 2-D launch of `TILE` x `TILE_ROWS` blocks is sized for, and its shared memory:
+/// a mapping that swaps runs the tiled form, whose blocks each take `TILE` output rows (so a
+/// quarter as many rows of blocks), with a tile of shared memory; the others take one
+/// output pixel per thread.
+fn tiled_rows(mapping: cuimg_abi::orient::Mapping, rows: u64) -> (u64, u32) {
+    match mapping.swap != 0 {
+        true => (rows.div_ceil(u64::from(TILE / TILE_ROWS)), TILED_SHARED_BYTES),
+        false => (rows, 0),
+    }
+}
 
 /// The error for a destination of the wrong size.
 fn wrong_size(what: &str, got: (u32, u32), want: (u32, u32)) -> Error {
@@ -78,11 +90,13 @@ impl Stream {
     }
 
     fn orient_launch<K: Kernel<Params = OrientPitched>>(&self, p: OrientPitched) -> Result<()> {
-        let cfg = self.planar::<K>(p.d_width, p.d_height, 0)?;
+        let (rows, smem) = tiled_rows(p.mapping, p.d_height);
+        let cfg = self.planar::<K>(p.d_width, rows, smem)?;
         // SAFETY: `dst` holds d_height rows of d_width pixels at d_pitch and `src` s_height
         // rows of s_width at s_pitch (views of checked sizes, the output's the source's,
         // swapped when the mapping swaps); the kernel's channel count is P's (the caller's
-        // exhaustive match).
+        // exhaustive match); blocks of TILE x TILE_ROWS threads (`planar`'s) with the tiled
+        // form's shared memory when the mapping swaps.
         unsafe { self.launch::<K>(cfg, p) }
     }
 
@@ -120,7 +134,8 @@ impl Stream {
         extent: (u64, u64),
         chunk: Chunk,
     ) -> Result<()> {
-        let cfg = self.batch_config::<K>(extent, (32, BLOCK / 32), chunk.count, 0)?;
+        let (rows, smem) = tiled_rows(params.mapping, extent.1);
+        let cfg = self.batch_config::<K>((extent.0, rows), (TILE, TILE_ROWS), chunk.count, smem)?;
         // SAFETY: both tables hold `count` entries pointing at packed images of CHANNELS
         // bytes per pixel (the kernel's, by the caller's match) inside the guarded
         // allocations, each output its source's size (swapped when the mapping swaps).
