@@ -124,6 +124,8 @@ unsafe fn orient_tiled<const C: usize>(
             while ly < h {
                 if tx < w {
                     let (sx, sy) = mapping.source(x0 + tx, y0 + ly, s_width, s_height);
+                    // SAFETY: (sx - sx0, sy - sy0) is a pixel this tile loaded, below
+                    // (h, w), so the index is below TILE * (TILE + 1); the loads are synced.
                     let v = unsafe { *tile.add(((sy - sy0) * (t + 1) + (sx - sx0)) as usize) };
                     let at = ((y0 + ly) * d_pitch + (x0 + tx) * C as u64) as usize;
                     // SAFETY: (x0 + tx, y0 + ly) lies in the output.
