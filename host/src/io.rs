@@ -6,6 +6,7 @@ use image::{DynamicImage, GrayAlphaImage, GrayImage, RgbImage, RgbaImage};
 
 use crate::error::{Error, Result};
 use crate::image::Image;
+use crate::jpeg::JpegFile;
 use crate::limits::{Header, Limits};
 use crate::pixel::{Gray8, La8, Pixel, Rgb8, Rgba8};
 
@@ -32,20 +33,59 @@ enum Depth {
     RoundTo8,
 }
 
-fn decode(bytes: &[u8], path: &Path, depth: Depth, limits: &Limits, bytes_per_pixel: u32) -> Result<DynamicImage> {
-    let failed = |source: image::ImageError| Error::Decode { path: path.into(), source: source.into() };
-    if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(bytes) {
-        // The `image` crate's JPEG decoder returns a truncated file as an image, with zeros
-        // where the data ends: refuse it instead of handing out a corrupt picture.
-        return Err(failed(decoding_error(
-            image::ImageFormat::Jpeg.into(),
-            "truncated JPEG: the data ends before its end-of-image marker",
-        )));
+/// A file's header, read once: a JPEG's whole marker walk ([`JpegFile`]), or a PNG's header.
+enum Parsed<'a> {
+    Png(Header),
+    Jpeg(JpegFile<'a>),
+}
+
+impl Parsed<'_> {
+    fn header(&self) -> &Header {
+        match self {
+            Parsed::Png(h) => h,
+            Parsed::Jpeg(f) => &f.header().header,
+        }
     }
+}
+
+fn failed(path: &Path, format: image::error::ImageFormatHint, why: impl Into<String>) -> Error {
+    Error::Decode { path: path.into(), source: decoding_error(format, why).into() }
+}
+
+/// Parses a file's header, and refuses a JPEG cut short: the `image` crate's JPEG decoder
+/// returns a truncated file as an image, with zeros where the data ends.
+fn parse<'a>(bytes: &'a [u8], path: &Path) -> Result<Parsed<'a>> {
+    let truncated = || {
+        let why = "truncated JPEG: the data ends before its end-of-image marker";
+        failed(path, image::ImageFormat::Jpeg.into(), why)
+    };
+    if !bytes.starts_with(&[0xFF, 0xD8]) {
+        let header = Header::parse(bytes).map_err(|why| failed(path, image::error::ImageFormatHint::Unknown, why))?;
+        return Ok(Parsed::Png(header));
+    }
+    match JpegFile::parse(bytes) {
+        Ok(file) if file.header().complete => Ok(Parsed::Jpeg(file)),
+        Ok(_) => Err(truncated()),
+        Err(_) if !jpeg_is_complete(bytes) => Err(truncated()),
+        Err(why) => Err(failed(path, image::ImageFormat::Jpeg.into(), why)),
+    }
+}
+
+fn decode(bytes: &[u8], path: &Path, depth: Depth, limits: &Limits, bytes_per_pixel: u32) -> Result<DynamicImage> {
+    decode_parsed(bytes, &parse(bytes, path)?, path, depth, limits, bytes_per_pixel)
+}
+
+fn decode_parsed(
+    bytes: &[u8],
+    parsed: &Parsed,
+    path: &Path,
+    depth: Depth,
+    limits: &Limits,
+    bytes_per_pixel: u32,
+) -> Result<DynamicImage> {
+    let failed = |source: image::ImageError| Error::Decode { path: path.into(), source: source.into() };
     // The header before any decoder: a decoder allocates from what it claims.
-    let header =
-        Header::parse(bytes).map_err(|why| failed(decoding_error(image::error::ImageFormatHint::Unknown, why)))?;
-    limits.check(&header, bytes.len() as u64, bytes_per_pixel, path)?;
+    limits.check(parsed.header(), bytes.len() as u64, bytes_per_pixel, path)?;
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| failed(image::ImageError::IoError(e)))?;
@@ -280,46 +320,69 @@ pub fn decode_luma(bytes: &[u8], name: &Path) -> Result<Image<Gray8>> {
 /// A JPEG decoded on the CPU to what nvJPEG's [`crate::jpeg::Jpeg::decode_as`] gives for
 /// `P`: RGB, or the luma plane ([`decode_luma`]), upright, within `limits`.
 pub fn decode_jpeg_as<P: crate::jpeg::JpegPixel>(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<P>> {
+    decode_jpeg_parsed(bytes, &parse(bytes, name)?, name, limits)
+}
+
+/// [`decode_jpeg_as`] of a JPEG already parsed (its header read once, by the caller, for its
+/// own checks too: the GPU path's, the orientation).
+pub fn decode_jpeg_file<P: crate::jpeg::JpegPixel>(file: &JpegFile, name: &Path, limits: &Limits) -> Result<Image<P>> {
+    if !file.header().complete {
+        return Err(failed(
+            name,
+            image::ImageFormat::Jpeg.into(),
+            "truncated JPEG: the data ends before its end-of-image marker",
+        ));
+    }
+    decode_jpeg_parsed(file.bytes(), &Parsed::Jpeg(*file), name, limits)
+}
+
+fn decode_jpeg_parsed<P: crate::jpeg::JpegPixel>(
+    bytes: &[u8],
+    parsed: &Parsed,
+    name: &Path,
+    limits: &Limits,
+) -> Result<Image<P>> {
     let decoded: Box<dyn std::any::Any> = match <P as crate::jpeg::sealed::Output>::GRAY {
-        true => Box::new(decode_luma_with(bytes, name, limits)?),
-        false => Box::new(decode_with::<crate::Rgb8>(bytes, name, limits)?),
+        true => Box::new(decode_luma_parsed(bytes, parsed, name, limits)?),
+        false => Box::new(Rgb8::from_dynamic(decode_parsed(bytes, parsed, name, Depth::Refuse, limits, 3)?)),
     };
     Ok(*decoded.downcast::<Image<P>>().expect("a JpegPixel is Gray8 or Rgb8"))
 }
 
 /// [`decode_luma`] within `limits`, as [`decode_with`].
 pub fn decode_luma_with(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Image<Gray8>> {
+    decode_luma_parsed(bytes, &parse(bytes, name)?, name, limits)
+}
+
+fn decode_luma_parsed(bytes: &[u8], parsed: &Parsed, name: &Path, limits: &Limits) -> Result<Image<Gray8>> {
     use zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions};
-    if !bytes.starts_with(&[0xFF, 0xD8]) || !crate::jpeg::first_component_is_luma(bytes) || !jpeg_is_complete(bytes) {
-        // (A cut JPEG is refused there, with the message every path gives.)
-        let rgb = decode_with::<Rgb8>(bytes, name, limits)?;
+    let Parsed::Jpeg(file) = parsed else {
+        let rgb = Rgb8::from_dynamic(decode_parsed(bytes, parsed, name, Depth::Refuse, limits, 3)?);
+        return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
+    };
+    if !file.header().luma_first {
+        let rgb = Rgb8::from_dynamic(decode_parsed(bytes, parsed, name, Depth::Refuse, limits, 3)?);
         return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
     }
-    let failed = |why: String| Error::Decode {
-        path: name.into(),
-        source: image::ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Jpeg.into(), why))
-            .into(),
-    };
+    let failed = |why: String| failed(name, image::ImageFormat::Jpeg.into(), why);
     let options = DecoderOptions::default()
         .jpeg_set_out_colorspace(ColorSpace::Luma)
         .set_strict_mode(false)
         .set_max_width(usize::MAX)
         .set_max_height(usize::MAX);
     // The limits before any pixel is allocated (a header may claim 65535 x 65535).
-    let header = Header::parse(bytes).map_err(&failed)?;
-    limits.check(&header, bytes.len() as u64, 1, name)?;
+    limits.check(&file.header().header, bytes.len() as u64, 1, name)?;
     let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
     decoder.decode_headers().map_err(|e| failed(format!("{e:?}")))?;
     let (w, h) = decoder.dimensions().ok_or_else(|| failed("no frame header".into()))?;
     let pixels = decoder.decode().map_err(|e| failed(format!("{e:?}")))?;
-    let orientation = decoder
-        .exif()
-        .and_then(|exif| image::metadata::Orientation::from_exif_chunk(exif))
-        .unwrap_or(image::metadata::Orientation::NoTransforms);
     let plane = GrayImage::from_raw(w as u32, h as u32, pixels).ok_or_else(|| failed("short output".into()))?;
-    let mut img = DynamicImage::ImageLuma8(plane);
-    img.apply_orientation(orientation);
-    Ok(Gray8::from_dynamic(img))
+    let img = Gray8::from_dynamic(DynamicImage::ImageLuma8(plane));
+    // Upright, by the orientation the one parse read.
+    match file.header().orientation {
+        crate::Orientation::Identity => Ok(img),
+        o => crate::cpu::orient(&img.view(), o),
+    }
 }
 
 /// The turn or flip a JPEG's EXIF orientation asks for, from its `APP1` segment (no pixels
@@ -331,12 +394,9 @@ pub fn decode_luma_with(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Im
 /// let jpeg = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
 /// assert_eq!(cuimg::io::jpeg_orientation(&jpeg), None);
 /// ```
-pub fn jpeg_orientation(bytes: &[u8]) -> Option<image::metadata::Orientation> {
-    // The first EXIF `APP1` segment before the scan.
-    let exif = crate::jpeg::segments(bytes)
-        .take_while(|&(marker, _)| marker != 0xDA)
-        .find_map(|(marker, segment)| segment.strip_prefix(b"Exif\0\0").filter(|_| marker == 0xE1))?;
-    image::metadata::Orientation::from_exif_chunk(exif).filter(|o| *o != image::metadata::Orientation::NoTransforms)
+pub fn jpeg_orientation(bytes: &[u8]) -> Option<crate::Orientation> {
+    let o = JpegFile::parse(bytes).ok()?.header().orientation;
+    (o != crate::Orientation::Identity).then_some(o)
 }
 
 /// Decodes PNG or JPEG bytes to `P`, upright, rounding samples of more than 8 bits (16-bit

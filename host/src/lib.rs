@@ -35,6 +35,7 @@
 
 #[cfg(feature = "bench-knobs")]
 pub mod bench;
+pub mod codec;
 pub mod cpu;
 mod device;
 mod error;
@@ -45,7 +46,6 @@ mod image;
 mod image_crate;
 #[cfg(feature = "io")]
 pub mod io;
-pub mod jpeg;
 pub mod limits;
 pub mod ops;
 pub mod par;
@@ -55,6 +55,8 @@ pub mod registry;
 pub mod runtime;
 mod validate;
 
+/// nvJPEG, the GPU's JPEG codec ([`codec::jpeg`], by its short name).
+pub use crate::codec::jpeg;
 pub use crate::device::Device;
 pub use crate::error::{Error, Result, Source};
 pub use crate::image::{Dimensions, Image, ImageView, ImageViewMut, PlanarView, Rect};

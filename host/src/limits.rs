@@ -9,7 +9,9 @@
 //! against the data that could possibly code that many pixels (see
 //! [`Limits::max_jpeg_pixels_per_byte`]).
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
+
+use crate::codec::jpeg::header::read_exact;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -144,10 +146,6 @@ pub struct Header {
     pub data_offset: u64,
 }
 
-/// Segments a JPEG may have before its first scan: each takes at least 4 bytes, so a file
-/// of gigabytes of them would otherwise be walked for a long time.
-const MAX_SEGMENTS: usize = 1 << 16;
-
 impl Header {
     /// The header of PNG or JPEG bytes.
     pub fn parse(bytes: &[u8]) -> std::result::Result<Header, String> {
@@ -161,7 +159,7 @@ impl Header {
         let mut start = [0u8; 8];
         read_exact(r, &mut start[..2])?;
         if start[..2] == [0xFF, 0xD8] {
-            return jpeg(r);
+            return crate::codec::jpeg::header::read_header(r);
         }
         read_exact(r, &mut start[2..])?;
         if start != *b"\x89PNG\r\n\x1a\n" {
@@ -193,73 +191,4 @@ impl Header {
     pub fn decoded_bytes_per_pixel(&self) -> u32 {
         u32::from(self.channels) * if self.bits > 8 { 2 } else { 1 }
     }
-}
-
-fn read_exact<R: Read>(r: &mut R, buf: &mut [u8]) -> std::result::Result<(), String> {
-    r.read_exact(buf).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => "the file ends inside its header".to_string(),
-        _ => format!("cannot read its header: {e}"),
-    })
-}
-
-/// The frame header (`SOF`) and the offset of the first scan's data of a JPEG, after its
-/// `SOI` marker.
-fn jpeg<R: Read + Seek>(r: &mut R) -> std::result::Result<Header, String> {
-    let mut frame: Option<Header> = None;
-    for _ in 0..MAX_SEGMENTS {
-        let mut marker = [0u8; 2];
-        read_exact(r, &mut marker)?;
-        if marker[0] != 0xFF {
-            return Err("a JPEG whose marker segments are broken before its first scan".into());
-        }
-        // Fill bytes may precede a marker.
-        while marker[1] == 0xFF {
-            read_exact(r, &mut marker[1..])?;
-        }
-        if matches!(marker[1], 0x01 | 0xD0..=0xD7) {
-            continue; // no length
-        }
-        if marker[1] == 0xD9 {
-            return Err("a JPEG that ends before its first scan".into());
-        }
-        let mut len = [0u8; 2];
-        read_exact(r, &mut len)?;
-        let len = u16::from_be_bytes(len) as u64;
-        if len < 2 {
-            return Err("a JPEG segment of a length under 2".into());
-        }
-        let m = marker[1];
-        if matches!(m, 0xC0..=0xCF) && !matches!(m, 0xC4 | 0xC8 | 0xCC) {
-            let mut sof = [0u8; 6];
-            if len < 8 {
-                return Err("a JPEG frame header too short to hold its size".into());
-            }
-            read_exact(r, &mut sof)?;
-            r.seek(SeekFrom::Current(len as i64 - 8)).map_err(|e| e.to_string())?;
-            let (height, width) = (u16::from_be_bytes([sof[1], sof[2]]), u16::from_be_bytes([sof[3], sof[4]]));
-            if width == 0 || height == 0 {
-                // Height 0 defers it to a DNL marker after the first scan: nothing to check
-                // it against beforehand, so it is refused (no decoder here takes it).
-                return Err(format!("a JPEG whose frame header says {width} x {height}"));
-            }
-            frame = Some(Header {
-                format: FileFormat::Jpeg,
-                width: width.into(),
-                height: height.into(),
-                channels: sof[5],
-                bits: sof[0],
-                alpha: false,
-                data_offset: 0,
-            });
-        } else if m == 0xDA {
-            let at = r.seek(SeekFrom::Current(len as i64 - 2)).map_err(|e| e.to_string())?;
-            return match frame {
-                Some(h) => Ok(Header { data_offset: at, ..h }),
-                None => Err("a JPEG whose first scan comes before its frame header".into()),
-            };
-        } else {
-            r.seek(SeekFrom::Current(len as i64 - 2)).map_err(|e| e.to_string())?;
-        }
-    }
-    Err(format!("a JPEG of more than {MAX_SEGMENTS} segments before its first scan"))
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use crate::io::{Encode, Format};
-use crate::jpeg::JpegPixel;
+use crate::jpeg::{JpegFile, JpegPixel};
 use crate::{DeviceImage, GpuPool, Pixel, Rgb8, Stream};
 use rayon::prelude::*;
 
@@ -365,8 +365,18 @@ fn decode_on_cpu<S: JpegPixel, Q: Pixel>(
 
 /// A file a GPU decoder passes on (nvJPEG refused it, or it is turned by its EXIF
 /// orientation), decoded on the CPU and uploaded.
-fn decode_and_upload<S: JpegPixel>(s: &Stream, raw: &[u8], input: &Path, run: &Run) -> crate::Result<DeviceImage<S>> {
-    let img = run.time(Stage::Decode, || crate::io::decode_jpeg_as::<S>(raw, input, &run.limits))?;
+fn decode_and_upload<S: JpegPixel>(
+    s: &Stream,
+    file: Option<&JpegFile>,
+    raw: &[u8],
+    input: &Path,
+    run: &Run,
+) -> crate::Result<DeviceImage<S>> {
+    let img = run.time(Stage::Decode, || match file {
+        Some(file) => crate::io::decode_jpeg_file::<S>(file, input, &run.limits),
+        // (Its header does not parse: the CPU decoder names the problem.)
+        None => crate::io::decode_jpeg_as::<S>(raw, input, &run.limits),
+    })?;
     run.time(Stage::Upload, || s.upload(&img.view()))
 }
 
@@ -421,10 +431,14 @@ fn decode_and_apply<S: JpegPixel, Q: Pixel>(
     op: &(impl Fn(&Stream, DeviceImage<S>) -> crate::Result<DeviceImage<Q>> + Sync),
     results: &std::sync::mpsc::SyncSender<(usize, DeviceImage<Q>)>,
 ) {
+    use rayon::prelude::*;
     let s = &w.stream;
-    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+    // Each file's one header parse (on all cores: the completeness check reads all of it),
+    // read by the GPU decoder, the CPU decoder and the orientation alike.
+    let parsed: Vec<Option<JpegFile>> = files.par_iter().map(|(_, b)| JpegFile::parse(b).ok()).collect();
+    let good: Vec<JpegFile> = parsed.iter().flatten().copied().collect();
     let decoded = run.time(Stage::Decode, || {
-        let r = w.jpeg.decode_batch::<S>(s, &bytes);
+        let r = w.jpeg.decode_files::<S>(s, &good);
         let _ = s.synchronize();
         r
     });
@@ -437,14 +451,16 @@ fn decode_and_apply<S: JpegPixel, Q: Pixel>(
             return;
         }
     };
-    for ((i, raw), img) in files.iter().zip(decoded) {
+    let mut decoded = decoded.into_iter();
+    for ((i, raw), file) in files.iter().zip(&parsed) {
         let input = &jobs[*i].0;
         // What nvJPEG refuses (progressive files on the hardware decoder, CMYK) goes
         // through the CPU decoder, which also names the problem of a file neither reads
         // (and turns it upright itself).
-        let img = match img {
-            Ok(img) => upright(s, img, raw, run),
-            Err(_) => decode_and_upload::<S>(s, raw, input, run),
+        let img = match (file, file.as_ref().map(|_| decoded.next().expect("one result a parsed file"))) {
+            (Some(file), Some(Ok(img))) => upright(s, img, file, run),
+            (Some(file), _) => decode_and_upload::<S>(s, Some(file), raw, input, run),
+            (None, _) => decode_and_upload::<S>(s, None, raw, input, run),
         };
         if !apply_and_hand_on(s, *i, img, jobs, run, op, results) {
             return;
@@ -454,11 +470,11 @@ fn decode_and_apply<S: JpegPixel, Q: Pixel>(
 
 /// nvJPEG decodes the pixels as stored: a file whose EXIF orientation turns it (a phone's
 /// photo) is turned on the GPU, as the CPU decoder turns it.
-fn upright<S: Pixel>(s: &Stream, img: DeviceImage<S>, raw: &[u8], run: &Run) -> crate::Result<DeviceImage<S>> {
-    let Some(o) = crate::io::jpeg_orientation(raw).and_then(|o| crate::Orientation::from_exif(o.to_exif().into()))
-    else {
+fn upright<S: Pixel>(s: &Stream, img: DeviceImage<S>, file: &JpegFile, run: &Run) -> crate::Result<DeviceImage<S>> {
+    let o = file.header().orientation;
+    if o == crate::Orientation::Identity {
         return Ok(img);
-    };
+    }
     run.time(Stage::Kernel, || {
         let (w, h) = o.size(img.width(), img.height());
         let mut turned = s.alloc::<S>(w, h)?;

@@ -2,9 +2,8 @@
 
 use std::ffi::{c_int, c_uchar};
 
-use super::markers::{baseline_color_or_gray, is_complete};
 use super::sys::*;
-use super::{Batched, Jpeg, JpegPixel, hardware_lock, states_exclusive, states_shared, truncated};
+use super::{Batched, Jpeg, JpegFile, JpegPixel, hardware_lock, parse, result, states_exclusive, states_shared};
 use crate::error::{Error, Result};
 use crate::runtime::TrackedHost;
 use crate::runtime::{DeviceImage, Stream};
@@ -22,38 +21,22 @@ impl Jpeg {
         let mut batched = self.batched.lock().unwrap_or_else(|e| e.into_inner());
         if batched.state.is_null() && batched.unavailable.is_none() {
             let _exclusive = states_exclusive();
-            let mut state: State = std::ptr::null_mut();
             self.owner.gpu.bind()?;
-            // SAFETY: a valid handle and out-pointer; then the state just made, with a size
-            // hint of one 1x1 image: what NVIDIA's decoders do so that the hardware decoder
-            // draws on a memory pool (they measured over 20% faster).
-            let made = unsafe {
-                check("nvjpegJpegStateCreate", (self.lib.nvjpegJpegStateCreate)(self.handle, &mut state)).and_then(
-                    |()| {
-                        check(
-                            "nvjpegDecodeBatchedPreAllocate",
-                            (self.lib.nvjpegDecodeBatchedPreAllocate)(
-                                self.handle,
-                                state,
-                                1,
-                                1,
-                                1,
-                                CSS_444,
-                                OUTPUT_RGBI,
-                            ),
-                        )
-                    },
-                )
-            };
+            // SAFETY: the codec's handle, and no decode runs meanwhile (`STATES` exclusively).
+            let made = unsafe { result::jpeg_state_create(self.handle) }.and_then(|state| {
+                // SAFETY: the state just made, used by nothing else, with a size hint of one
+                // 1x1 image: what NVIDIA's decoders do so that the hardware decoder draws on a
+                // memory pool (they measured over 20% faster).
+                let hinted =
+                    unsafe { result::decode_batched_pre_allocate(self.handle, state, 1, 1, 1, CSS_444, OUTPUT_RGBI) };
+                hinted.map(|()| state).inspect_err(|_| {
+                    // SAFETY: the state made above, used by nothing.
+                    let _ = unsafe { result::jpeg_state_destroy(state) };
+                })
+            });
             match made {
-                Ok(()) => batched.state = state,
-                Err(e) => {
-                    if !state.is_null() {
-                        // SAFETY: the state made above, used by nothing.
-                        unsafe { (self.lib.nvjpegJpegStateDestroy)(state) };
-                    }
-                    batched.unavailable = Some(e.to_string());
-                }
+                Ok(state) => batched.state = state,
+                Err(e) => batched.unavailable = Some(e.to_string()),
             }
         }
         match &batched.unavailable {
@@ -68,28 +51,37 @@ impl Jpeg {
     /// are not whole JPEGs are refused before the call.
     pub fn decode_batch<P: JpegPixel>(&self, stream: &Stream, files: &[&[u8]]) -> Result<Vec<Result<DeviceImage<P>>>> {
         use rayon::prelude::*;
+        // Each file's one parse on all cores: the truncation check reads all of it
+        // (megabytes of a photo), and on the decoder's thread it kept the engines waiting.
+        let parsed: Vec<Result<JpegFile>> = files.par_iter().map(|bytes| parse(bytes)).collect();
+        let good: Vec<JpegFile> = parsed.iter().filter_map(|f| f.as_ref().ok().copied()).collect();
+        let mut decoded = self.decode_files(stream, &good)?.into_iter();
+        Ok(parsed.into_iter().map(|f| f.and_then(|_| decoded.next().expect("one result a file"))).collect())
+    }
+
+    /// [`Jpeg::decode_batch`] of files already parsed.
+    pub fn decode_files<P: JpegPixel>(
+        &self,
+        stream: &Stream,
+        files: &[JpegFile],
+    ) -> Result<Vec<Result<DeviceImage<P>>>> {
+        use rayon::prelude::*;
         if !self.hardware || self.prepare_hardware_decoder().is_err() {
-            return Ok(files.iter().map(|bytes| self.decode_checked(stream, bytes)).collect());
+            return Ok(files.iter().map(|file| self.decode_file(stream, file)).collect());
         }
-        // Each file's checks on all cores: the truncation check reads all of it (megabytes of
-        // a photo), and on the decoder's thread it kept the engines waiting.
         let sizes: Vec<Result<Option<(u32, u32)>>> = files
             .par_iter()
-            .map(|bytes| {
-                if !is_complete(bytes) {
-                    Err(truncated())
-                } else if let Err(e) = self.within_limits(bytes, P::CHANNELS as u32) {
-                    Err(e)
-                } else if baseline_color_or_gray(bytes) && P::decodes_directly(bytes) {
-                    self.info(bytes).map(|(w, h, _)| Some((w, h)))
-                } else {
-                    Ok(None)
+            .map(|file| {
+                self.check(file, P::CHANNELS as u32)?;
+                match file.header().baseline_color_or_gray() && P::decodes_directly(file.header()) {
+                    true => self.size(file).map(Some),
+                    false => Ok(None),
                 }
             })
             .collect();
         let mut results: Vec<Result<DeviceImage<P>>> = Vec::with_capacity(files.len());
         let mut good = Vec::new();
-        for (i, (bytes, size)) in files.iter().zip(sizes).enumerate() {
+        for (i, (file, size)) in files.iter().zip(sizes).enumerate() {
             let r = match size {
                 Err(e) => Err(e),
                 // The batch's output, written by the call below.
@@ -103,7 +95,7 @@ impl Jpeg {
                 // Progressive, CMYK and other uncommon files go one at a time: the batched
                 // call of nvJPEG's default backend crashed the process on them (seen on an
                 // H100 with CUDA 13.0), and the hardware decoder takes baseline files only.
-                Ok(None) => self.decode_whole(stream, bytes),
+                Ok(None) => self.decode_whole(stream, file),
             };
             results.push(r);
         }
@@ -125,9 +117,9 @@ impl Jpeg {
             guards.push(guard);
             outs.push(NvImage::one_plane(ptr, pitch));
         }
-        let lengths: Vec<usize> = good.iter().map(|&i| files[i].len()).collect();
+        let bytes = |i: usize| files[i].bytes();
+        let total: usize = good.iter().map(|&i| bytes(i).len()).sum();
         let mut batched = self.batched.lock().unwrap_or_else(|e| e.into_inner());
-        let total: usize = lengths.iter().sum();
         if batched.staging.as_ref().is_none_or(|s| s.len() < total) {
             batched.staging = None; // waits for the copies still reading the old one
             let ctx = stream.raw.context();
@@ -140,20 +132,19 @@ impl Jpeg {
         let host = staging.host_bytes_mut()?; // waits for the last batch's copies from it
         // The files side by side in the page-locked buffer, copied on all cores (105 MB a
         // batch of 35 photos).
-        let mut offsets = Vec::with_capacity(good.len());
+        let mut ranges = Vec::with_capacity(good.len());
         let mut copies = Vec::with_capacity(good.len());
         let (mut rest, mut at) = (&mut host[..total], 0);
         for &i in &good {
-            let (to, after) = rest.split_at_mut(files[i].len());
-            copies.push((to, files[i]));
-            offsets.push(at);
-            (rest, at) = (after, at + files[i].len());
+            let (to, after) = rest.split_at_mut(bytes(i).len());
+            copies.push((to, bytes(i)));
+            ranges.push(at..at + bytes(i).len());
+            (rest, at) = (after, at + bytes(i).len());
         }
         copies.into_par_iter().for_each(|(to, from)| to.copy_from_slice(from));
         let input = staging.read(&stream.raw)?;
-        let base = input.bytes()?.as_ptr();
-        // SAFETY: each offset plus its length lies within the `total` bytes written above.
-        let data: Vec<*const c_uchar> = offsets.iter().map(|&o| unsafe { base.add(o) }).collect();
+        let staged = input.bytes()?;
+        let data: Vec<&[u8]> = ranges.into_iter().map(|r| &staged[r]).collect();
         let shared = states_shared();
         let engine = hardware_lock(&self.owner.gpu);
         stream.raw.context().bind_to_thread()?;
@@ -161,53 +152,35 @@ impl Jpeg {
         if wanted != *sized_for {
             // A hint: if it fails (no memory for it), the decode sizes its buffers itself.
             // 4:4:4, the largest sampling, so that files of any sampling reuse the buffers.
+            let (n, w, h) = (wanted.0 as c_int, wanted.1 as c_int, wanted.2 as c_int);
             // SAFETY: the codec's batched state, ours under its lock; it replaces buffers as
             // the decode call itself does when an image outgrows them; plain integers else.
-            let hinted = unsafe {
-                (self.lib.nvjpegDecodeBatchedPreAllocate)(
-                    self.handle,
-                    *state,
-                    wanted.0 as c_int,
-                    wanted.1 as c_int,
-                    wanted.2 as c_int,
-                    CSS_444,
-                    P::FORMAT,
-                )
-            };
-            if hinted == SUCCESS {
+            let hinted =
+                unsafe { result::decode_batched_pre_allocate(self.handle, *state, n, w, h, CSS_444, P::FORMAT) };
+            if hinted.is_ok() {
                 *sized_for = wanted;
             }
         }
         // SAFETY: the codec's batched state (made with it, ours under its lock) sized for
-        // this batch, as NVIDIA's own decoders do before every batch; then `data` and
-        // `lengths` describe `good.len()` byte ranges of the page-locked buffer, which the
-        // read guard `input` keeps from the host until the stream has copied them; `outs`
-        // holds as many device images under their write guards, on `stream`'s context.
-        let status = unsafe {
-            match (self.lib.nvjpegDecodeBatchedInitialize)(self.handle, *state, good.len() as c_int, 1, P::FORMAT) {
-                SUCCESS => (self.lib.nvjpegDecodeBatched)(
-                    self.handle,
-                    *state,
-                    data.as_ptr(),
-                    lengths.as_ptr(),
-                    outs.as_mut_ptr(),
-                    stream.raw.cu_stream(),
-                ),
-                failed => failed,
-            }
-        };
+        // this batch, as NVIDIA's own decoders do before every batch; `data` are `good.len()`
+        // byte ranges of the page-locked buffer, which the read guard `input` keeps from the
+        // host until the stream has copied them; `outs` holds as many device images of their
+        // files' sizes (nvJPEG's own reading) under their write guards, on `stream`'s context.
+        let status =
+            unsafe { result::decode_batched(self.handle, *state, &data, &mut outs, P::FORMAT, stream.raw.cu_stream()) };
         drop(engine);
         drop(shared);
+        drop(data);
         drop(input);
         drop(guards);
-        if status != SUCCESS {
+        if status.is_err() {
             // The batch failed as a whole (one bad file fails it): decode one by one instead,
             // so each file gets its own result.
             drop(batched);
             return Ok(files
                 .iter()
                 .zip(results)
-                .map(|(bytes, r)| r.and_then(|_| self.decode_whole(stream, bytes)))
+                .map(|(file, r)| r.and_then(|_| self.decode_whole(stream, file)))
                 .collect());
         }
         Ok(results)

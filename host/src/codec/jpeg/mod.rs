@@ -12,7 +12,8 @@
 
 mod batch;
 mod encode;
-mod markers;
+pub(crate) mod header;
+mod result;
 mod sm;
 mod sys;
 
@@ -23,11 +24,7 @@ use crate::error::{Error, Result};
 use crate::pixel::{Gray8, Rgb8};
 use crate::runtime::{DeviceImage, Gpu, Stream, TrackedHost};
 
-use markers::baseline_color_or_gray;
-pub(crate) use markers::first_component_is_luma;
-pub use markers::is_complete;
-#[cfg(feature = "io")]
-pub(crate) use markers::segments;
+pub use header::{JpegFile, JpegHeader, is_complete};
 pub use sys::load;
 use sys::*;
 
@@ -78,7 +75,7 @@ pub(crate) mod sealed {
     pub trait Output: crate::Pixel {
         const FORMAT: c_int;
         /// Whether nvJPEG's output in `FORMAT` is this file's image.
-        fn decodes_directly(bytes: &[u8]) -> bool;
+        fn decodes_directly(header: &JpegHeader) -> bool;
         /// The image from the file decoded to RGB, for the files where it is not.
         fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Self>>;
         /// Whether it is gray: encoded as one component, decoded as the luma plane.
@@ -90,7 +87,7 @@ use sealed::Output;
 impl Output for Rgb8 {
     const FORMAT: c_int = OUTPUT_RGBI;
     const GRAY: bool = false;
-    fn decodes_directly(_: &[u8]) -> bool {
+    fn decodes_directly(_: &JpegHeader) -> bool {
         true
     }
     fn from_rgb(_: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Rgb8>> {
@@ -101,8 +98,8 @@ impl Output for Rgb8 {
 impl Output for Gray8 {
     const FORMAT: c_int = OUTPUT_Y;
     const GRAY: bool = true;
-    fn decodes_directly(bytes: &[u8]) -> bool {
-        first_component_is_luma(bytes)
+    fn decodes_directly(header: &JpegHeader) -> bool {
+        header.luma_first
     }
     fn from_rgb(stream: &Stream, rgb: DeviceImage<Rgb8>) -> Result<DeviceImage<Gray8>> {
         let mut gray = stream.alloc(rgb.width(), rgb.height())?;
@@ -116,6 +113,15 @@ use sm::SmDecoder;
 /// The error of a file with no end-of-image marker (cut short), on every decode path.
 fn truncated() -> Error {
     Error::Nvjpeg { what: "truncated JPEG (no end-of-image marker)".into(), status: 3 }
+}
+
+/// A file's one parse, or the error every GPU decode gives for it: cut short, or a header
+/// that does not parse.
+fn parse(bytes: &[u8]) -> Result<JpegFile<'_>> {
+    JpegFile::parse(bytes).map_err(|why| match is_complete(bytes) {
+        true => Error::Nvjpeg { what: format!("reading the header ({why})"), status: 0 },
+        false => truncated(),
+    })
 }
 
 /// A decoded JPEG: color, or gray for a one-component file.
@@ -198,8 +204,8 @@ impl Drop for HandleOwner {
     fn drop(&mut self) {
         let _ = self.gpu.bind();
         // SAFETY: the handle was made once by `Jpeg::with_hardware`; every codec that used it
-        // is gone (they held this owner).
-        unsafe { (self.lib.nvjpegDestroy)(self.handle) };
+        // is gone (they held this owner), with its states.
+        let _ = unsafe { result::destroy(self.handle) };
     }
 }
 
@@ -235,21 +241,15 @@ impl Jpeg {
     fn with_hardware(gpu: &Gpu, want_hardware: bool) -> Result<Arc<Jpeg>> {
         let lib = library()?;
         gpu.bind()?;
-        let mut handle: Handle = std::ptr::null_mut();
         // NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE, for diagnosis only (docs/BENCHMARKS.md): the
         // hardware decoder without its pipelining across calls.
         let flags = c_uint::from(std::env::var_os("CUIMG_NVJPEG_NO_PIPELINE").is_some());
-        // SAFETY: out-pointer to a handle; null allocators select nvJPEG's defaults.
-        let hardware = want_hardware
-            && unsafe {
-                (lib.nvjpegCreateEx)(BACKEND_HARDWARE, std::ptr::null_mut(), std::ptr::null_mut(), flags, &mut handle)
-            } == SUCCESS;
-        if !hardware {
-            // SAFETY: as above.
-            check("nvjpegCreateEx", unsafe {
-                (lib.nvjpegCreateEx)(BACKEND_DEFAULT, std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut handle)
-            })?;
-        }
+        let hardware_handle = want_hardware.then(|| result::create(BACKEND_HARDWARE, flags).ok()).flatten();
+        let hardware = hardware_handle.is_some();
+        let handle = match hardware_handle {
+            Some(h) => h,
+            None => result::create(BACKEND_DEFAULT, 0)?,
+        };
         Jpeg::on(Arc::new(HandleOwner { lib, handle, gpu: gpu.clone() }), hardware)
     }
 
@@ -281,10 +281,9 @@ impl Jpeg {
     /// The hardware decoder's engines and cores per engine, where there is one: batches
     /// of a multiple of their product keep every core busy.
     pub fn hardware_decoder(&self) -> Option<(u32, u32)> {
-        let (mut engines, mut cores): (c_uint, c_uint) = (0, 0);
-        // SAFETY: a valid handle and two out-pointers.
-        let status = unsafe { (self.lib.nvjpegGetHardwareDecoderInfo)(self.handle, &mut engines, &mut cores) };
-        (self.hardware && status == SUCCESS && engines > 0).then_some((engines, cores))
+        // SAFETY: the codec's handle, live while it is.
+        let info = unsafe { result::hardware_decoder_info(self.handle) };
+        info.ok().filter(|&(engines, _)| self.hardware && engines > 0)
     }
 
     /// Another codec like this one (same GPU and backend), for another thread: it shares
@@ -323,12 +322,13 @@ impl Jpeg {
         *self.limits.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether a whole JPEG is within the limits, for an output of `bytes_per_pixel`.
-    fn within_limits(&self, bytes: &[u8], bytes_per_pixel: u32) -> Result<()> {
+    /// Whether a JPEG is whole and within the limits, for an output of `bytes_per_pixel`.
+    fn check(&self, file: &JpegFile, bytes_per_pixel: u32) -> Result<()> {
+        if !file.header().complete {
+            return Err(truncated());
+        }
         let name = std::path::Path::new("<JPEG bytes>");
-        let header = crate::limits::Header::parse(bytes)
-            .map_err(|why| Error::Nvjpeg { what: format!("reading the header ({why})"), status: 0 })?;
-        self.limits().check(&header, bytes.len() as u64, bytes_per_pixel, name)
+        self.limits().check(&file.header().header, file.bytes().len() as u64, bytes_per_pixel, name)
     }
 
     /// Another codec on this one's library handle that never uses the hardware decoder: it
@@ -345,38 +345,39 @@ impl Jpeg {
         self.hardware
     }
 
-    /// Width, height and components of a JPEG, from its header.
+    /// Width, height and components of a JPEG, as nvJPEG reads its header
+    /// ([`JpegFile::parse`] reads the same without a codec).
     pub fn info(&self, bytes: &[u8]) -> Result<(u32, u32, u32)> {
-        let (mut n, mut css) = (0, 0);
-        let (mut w, mut h) = ([0 as c_int; 4], [0 as c_int; 4]);
-        // SAFETY: `bytes` is read for `len` bytes; the outputs are arrays of 4.
-        check("nvjpegGetImageInfo", unsafe {
-            (self.lib.nvjpegGetImageInfo)(
-                self.handle,
-                bytes.as_ptr(),
-                bytes.len(),
-                &mut n,
-                &mut css,
-                w.as_mut_ptr(),
-                h.as_mut_ptr(),
-            )
-        })?;
+        // SAFETY: the codec's handle, live while it is.
+        let (n, _, w, h) = unsafe { result::image_info(self.handle, bytes) }?;
         Ok((w[0].max(0) as u32, h[0].max(0) as u32, n.max(0) as u32))
+    }
+
+    /// The size an output is allocated at: the parsed header's, which must be nvJPEG's own
+    /// reading of it, as nvJPEG writes by its own (a file the two read differently is
+    /// refused, not decoded past the end of its image).
+    fn size(&self, file: &JpegFile) -> Result<(u32, u32)> {
+        let (w, h, _) = self.info(file.bytes())?;
+        match (w, h) == file.dimensions() {
+            true => Ok((w, h)),
+            false => Err(Error::Nvjpeg {
+                what: format!("the frame header says {:?}, nvJPEG reads {w} x {h}", file.dimensions()),
+                status: 0,
+            }),
+        }
     }
 
     /// Decodes a JPEG into a new device image: gray for one-component files, RGB else.
     pub fn decode(&self, stream: &Stream, bytes: &[u8]) -> Result<DecodedJpeg> {
-        if !is_complete(bytes) {
-            return Err(truncated());
-        }
-        self.within_limits(bytes, 3)?;
-        let (w, h, n) = self.info(bytes)?;
-        if n == 1 {
+        let file = parse(bytes)?;
+        self.check(&file, 3)?;
+        if file.header().header.channels == 1 {
+            let (w, h) = self.size(&file)?;
             let mut img = stream.alloc_for_output::<Gray8>(w, h)?;
-            self.decode_into(stream, bytes, &mut img)?;
+            self.decode_into(stream, &file, &mut img)?;
             Ok(DecodedJpeg::Gray(img))
         } else {
-            Ok(DecodedJpeg::Rgb(self.decode_whole(stream, bytes)?))
+            Ok(DecodedJpeg::Rgb(self.decode_whole(stream, &file)?))
         }
     }
 
@@ -402,34 +403,33 @@ impl Jpeg {
     /// # Ok(()) }
     /// ```
     pub fn decode_as<P: JpegPixel>(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<P>> {
-        self.decode_checked(stream, bytes)
+        self.decode_file(stream, &parse(bytes)?)
     }
 
-    /// Decodes a file into a new image of `P`, or refuses it if it is cut short.
-    fn decode_checked<P: Output>(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<P>> {
-        if !is_complete(bytes) {
-            return Err(truncated());
-        }
-        self.within_limits(bytes, P::CHANNELS as u32)?;
-        self.decode_whole(stream, bytes)
+    /// [`Jpeg::decode_as`] of a file already parsed (its header read once, by the caller,
+    /// for its own checks too: the orientation, the CPU path's).
+    pub fn decode_file<P: JpegPixel>(&self, stream: &Stream, file: &JpegFile) -> Result<DeviceImage<P>> {
+        self.check(file, P::CHANNELS as u32)?;
+        self.decode_whole(stream, file)
     }
 
-    /// Decodes a file already known to be whole into a new image of `P`.
-    fn decode_whole<P: Output>(&self, stream: &Stream, bytes: &[u8]) -> Result<DeviceImage<P>> {
-        if !P::decodes_directly(bytes) {
-            return P::from_rgb(stream, self.decode_whole::<Rgb8>(stream, bytes)?);
+    /// Decodes a file already checked into a new image of `P`.
+    fn decode_whole<P: Output>(&self, stream: &Stream, file: &JpegFile) -> Result<DeviceImage<P>> {
+        if !P::decodes_directly(file.header()) {
+            return P::from_rgb(stream, self.decode_whole::<Rgb8>(stream, file)?);
         }
-        let (w, h, _) = self.info(bytes)?;
+        let (w, h) = self.size(file)?;
         let mut img = stream.alloc_for_output::<P>(w, h)?;
-        if !self.hardware && baseline_color_or_gray(bytes) && u64::from(w) * u64::from(h) >= GPU_HUFFMAN_PIXELS {
-            self.decode_on_sms(stream, bytes, &mut img)?;
+        let on_sms = file.header().baseline_color_or_gray() && u64::from(w) * u64::from(h) >= GPU_HUFFMAN_PIXELS;
+        if !self.hardware && on_sms {
+            self.decode_on_sms(stream, file, &mut img)?;
         } else {
-            self.decode_into(stream, bytes, &mut img)?;
+            self.decode_into(stream, file, &mut img)?;
         }
         Ok(img)
     }
 
-    fn decode_into<P: Output>(&self, stream: &Stream, bytes: &[u8], img: &mut DeviceImage<P>) -> Result<()> {
+    fn decode_into<P: Output>(&self, stream: &Stream, file: &JpegFile, img: &mut DeviceImage<P>) -> Result<()> {
         let pitch = img.width() as usize * P::CHANNELS;
         let mut to = img.buf.write(&stream.raw)?;
         let mut out = NvImage::one_plane(to.ptr().addr() as *mut c_uchar, pitch);
@@ -437,36 +437,26 @@ impl Jpeg {
         if state.is_null() {
             let _exclusive = states_exclusive();
             stream.raw.context().bind_to_thread()?;
-            // SAFETY: a valid handle and an out-pointer; the state is this codec's, under its lock.
-            check("nvjpegJpegStateCreate", unsafe { (self.lib.nvjpegJpegStateCreate)(self.handle, &mut *state) })?;
+            // SAFETY: the codec's handle; no decode runs meanwhile (`STATES` exclusively).
+            *state = unsafe { result::jpeg_state_create(self.handle) }?;
         }
         let _shared = states_shared();
         let _engine = self.hardware.then(|| hardware_lock(&self.owner.gpu));
         stream.raw.context().bind_to_thread()?;
-        // SAFETY: `bytes` is read during the call (nvJPEG parses it on the host before it
-        // returns); `out` points at the device image of `pitch * height` bytes under the
-        // write guard, on `stream`'s context; the state is ours, under its lock.
-        check("nvjpegDecode", unsafe {
-            (self.lib.nvjpegDecode)(
-                self.handle,
-                *state,
-                bytes.as_ptr(),
-                bytes.len(),
-                P::FORMAT,
-                &mut out,
-                stream.raw.cu_stream(),
-            )
-        })
+        // SAFETY: `out` is the device image of the file's size (`img` was allocated from the
+        // header parsed from these bytes) under its write guard until the stream has written
+        // it, on `stream`'s context, which is current; the state is ours, under its lock.
+        unsafe { result::decode(self.handle, *state, file.bytes(), P::FORMAT, &mut out, stream.raw.cu_stream()) }
     }
 
     /// Decodes a whole baseline JPEG into `img` (its size) with the decoupled GPU decoder,
     /// and waits for it: the state, its pinned and device buffers and the parsed stream are
     /// reused by the next call, and `bytes` is only borrowed for this one.
-    fn decode_on_sms<P: Output>(&self, stream: &Stream, bytes: &[u8], img: &mut DeviceImage<P>) -> Result<()> {
+    fn decode_on_sms<P: Output>(&self, stream: &Stream, file: &JpegFile, img: &mut DeviceImage<P>) -> Result<()> {
         let mut sm = self.sm.lock().unwrap_or_else(|e| e.into_inner());
         if sm.is_none() {
             stream.raw.context().bind_to_thread()?;
-            *sm = Some(SmDecoder::new(self.lib, self.handle)?);
+            *sm = Some(SmDecoder::new(self.handle)?);
         }
         let d = sm.as_ref().expect("made above");
         let pitch = img.width() as usize * P::CHANNELS;
@@ -476,30 +466,13 @@ impl Jpeg {
         let _shared = states_shared();
         stream.raw.context().bind_to_thread()?;
         // SAFETY: the decoder's objects are ours under its lock and were made on this
-        // handle; `bytes` outlives every phase (the stream is synchronized before return,
-        // and nvJPEG keeps no copy: save_stream is 0); `out` is the device image of
-        // `pitch * height` bytes under its write guard, on `stream`'s context.
+        // handle; the file's bytes outlive every phase (the stream is synchronized before
+        // return); `out` is the device image of the file's size under its write guard, on
+        // `stream`'s context, which is current.
         unsafe {
-            check(
-                "nvjpegDecodeParamsSetOutputFormat",
-                (self.lib.nvjpegDecodeParamsSetOutputFormat)(d.params, P::FORMAT),
-            )?;
-            check(
-                "nvjpegJpegStreamParse",
-                (self.lib.nvjpegJpegStreamParse)(self.handle, bytes.as_ptr(), bytes.len(), 0, 0, d.parsed),
-            )?;
-            check(
-                "nvjpegDecodeJpegHost",
-                (self.lib.nvjpegDecodeJpegHost)(self.handle, d.decoder, d.state, d.params, d.parsed),
-            )?;
-            check(
-                "nvjpegDecodeJpegTransferToDevice",
-                (self.lib.nvjpegDecodeJpegTransferToDevice)(self.handle, d.decoder, d.state, d.parsed, s),
-            )?;
-            check(
-                "nvjpegDecodeJpegDevice",
-                (self.lib.nvjpegDecodeJpegDevice)(self.handle, d.decoder, d.state, &mut out, s),
-            )?;
+            result::decode_params_set_output_format(d.params, P::FORMAT)?;
+            result::jpeg_stream_parse(self.handle, file.bytes(), d.parsed)?;
+            result::decode_jpeg_phases(self.handle, (d.decoder, d.state, d.params, d.parsed), &mut out, s)?;
         }
         drop(to);
         stream.synchronize()
@@ -511,24 +484,24 @@ impl Drop for Jpeg {
         let _ = self.owner.gpu.bind();
         let _exclusive = states_exclusive();
         if let Some(mut sm) = self.sm.get_mut().ok().and_then(|s| s.take()) {
-            sm.destroy(self.lib);
+            sm.destroy();
         }
         // SAFETY: the states were made by this codec, are destroyed once, and no call of this
         // codec is running (drop has it exclusively); the handle outlives them (`owner`).
         unsafe {
             if let Some((state, params)) = self.encoder.get_mut().ok().and_then(|e| e.take()) {
-                (self.lib.nvjpegEncoderParamsDestroy)(params);
-                (self.lib.nvjpegEncoderStateDestroy)(state);
+                let _ = result::encoder_params_destroy(params);
+                let _ = result::encoder_state_destroy(state);
             }
             if let Ok(&mut Batched { state, .. }) = self.batched.get_mut()
                 && !state.is_null()
             {
-                (self.lib.nvjpegJpegStateDestroy)(state);
+                let _ = result::jpeg_state_destroy(state);
             }
             if let Ok(&mut state) = self.decoder.get_mut()
                 && !state.is_null()
             {
-                (self.lib.nvjpegJpegStateDestroy)(state);
+                let _ = result::jpeg_state_destroy(state);
             }
         }
     }
