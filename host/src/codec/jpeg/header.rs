@@ -30,8 +30,9 @@ pub struct JpegHeader {
     /// files coded as YCbCr (JFIF's default); not four components (CMYK, YCCK) or three coded
     /// as RGB (an Adobe marker with transform 0, or components named `R`, `G`, `B`).
     pub luma_first: bool,
-    /// The EXIF orientation of its first `APP1` segment; [`Orientation::Identity`] when there
-    /// is none or it does not parse, as every decoder here takes it.
+    /// The EXIF orientation of its last `APP1` EXIF segment before the first scan (as the
+    /// `image` crate reads it); [`Orientation::Identity`] when there is none or it does not
+    /// parse, as every decoder here takes it.
     pub orientation: Orientation,
     /// Whether its marker structure runs to its end-of-image marker (`FF D9`): a file cut
     /// short is not.
@@ -235,7 +236,9 @@ fn walk<R: Read + Seek>(r: &mut R, details: bool) -> Result<(Header, u8, bool, O
                 adobe_rgb = adobe[11] == 0;
             }
             r.seek(SeekFrom::Current(body as i64 - 12)).map_err(|e| e.to_string())?;
-        } else if details && m == 0xE1 && orientation.is_none() && body >= 6 {
+        } else if details && m == 0xE1 && body > 6 {
+            // Every EXIF segment, the last one's orientation kept: as the `image` crate's
+            // decoder (zune-jpeg) takes it, so that the CPU and GPU paths turn a file alike.
             let mut app1 = vec![0u8; body as usize];
             read_exact(r, &mut app1)?;
             if let Some(exif) = app1.strip_prefix(b"Exif\0\0") {
@@ -254,7 +257,9 @@ fn is_frame(marker: u8) -> bool {
 }
 
 /// The orientation tag (`0x0112`) of an EXIF block's first directory (a TIFF header, `II`
-/// or `MM`, then the directory's entries); `None` when it is missing or not 1 to 8.
+/// or `MM`, then the directory's entries of 12 bytes); `None` when it is missing or not 1
+/// to 8. The rules are the `image` crate's (`Orientation::from_exif_chunk`): the entries are
+/// read in order while whole, and the first of type SHORT and count 1 decides.
 fn exif_orientation(tiff: &[u8]) -> Option<Orientation> {
     let big = match tiff.get(..4)? {
         [b'I', b'I', 42, 0] => false,
@@ -271,13 +276,15 @@ fn exif_orientation(tiff: &[u8]) -> Option<Orientation> {
     };
     let ifd = u32_at(4)? as usize;
     let entries = u16_at(ifd)? as usize;
-    (0..entries).map(|k| ifd + 2 + 12 * k).find_map(|e| {
-        // Tag, type (3: SHORT), count 1, then the value in the entry's first two bytes.
-        (u16_at(e)? == 0x0112 && u16_at(e + 2)? == 3 && u32_at(e + 4)? == 1)
-            .then(|| u16_at(e + 8))
-            .flatten()
-            .and_then(Orientation::from_exif)
-    })
+    for e in (0..entries).map(|k| ifd + 2 + 12 * k) {
+        // Tag, type (3: SHORT), count, the value in the first two of four bytes.
+        let (tag, kind, count, value) = (u16_at(e)?, u16_at(e + 2)?, u32_at(e + 4)?, u16_at(e + 8)?);
+        u16_at(e + 10)?;
+        if tag == 0x0112 && kind == 3 && count == 1 {
+            return Orientation::from_exif(value);
+        }
+    }
+    None
 }
 
 pub(crate) fn read_exact<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<(), String> {
@@ -338,5 +345,33 @@ mod tests {
             assert!(!is_complete(&f[..cut]), "cut at {cut}");
         }
         assert!(is_complete(&f));
+    }
+
+    /// The same reading as the `image` crate's (which the CPU decoders apply), on EXIF
+    /// blocks mutated byte by byte.
+    #[cfg(feature = "io")]
+    #[test]
+    fn exif_orientations_are_read_as_the_image_crate_reads_them() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for big in [false, true] {
+            for v in 0..=9 {
+                let base = exif(big, v);
+                for _ in 0..2000 {
+                    let mut t = base.clone();
+                    for _ in 0..1 + next() % 3 {
+                        let at = next() % t.len();
+                        t[at] = next() as u8;
+                    }
+                    t.truncate(next() % (t.len() + 1) + if next() % 2 == 0 { t.len() } else { 0 });
+                    let theirs = image::metadata::Orientation::from_exif_chunk(&t).map(|o| o.to_exif());
+                    let ours = exif_orientation(&t).map(|o| o.exif() as u8);
+                    assert_eq!(ours, theirs, "{t:02x?}");
+                }
+            }
+        }
     }
 }
