@@ -49,7 +49,7 @@ use crate::registry::{AnyDeviceView, AnyDeviceViewMut, PixelFormat, Target};
 use crate::{DeviceImage, DeviceViewMut, GpuPool, Gray8, Pixel, Rgb8, Stream};
 use formats::Any;
 use jpeg_path::{Shape, into_new, jpeg_on_gpu};
-use run::{Run, STOP};
+use run::Run;
 
 /// Which hardware a run uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -127,10 +127,12 @@ pub struct Summary {
 /// and its content made from the device description (the tool's plot and trace).
 pub type Extra<'a> = (PathBuf, &'a dyn Fn(&str) -> Result<String, String>);
 
-/// Asks every run of the process to stop reading files (the files in flight finish, the
-/// others end as not processed). True if it had been asked already.
+/// Asks every run in progress to stop reading files (the files in flight finish, the others
+/// end as not processed); with none in progress, the next run to start. True if a run in
+/// progress had been asked already (the tool's second Ctrl-C ends the process). A run started
+/// after a stop has its own flag and runs to its end.
 pub fn stop() -> bool {
-    STOP.swap(true, Relaxed)
+    run::stop_all()
 }
 
 /// Runs `cmd` over `inputs` (files, folders and glob patterns) into `o.out`. `extras`: more
@@ -186,6 +188,7 @@ pub fn run(
         halted: Mutex::new(None),
         index,
         ended: jobs.iter().map(|_| AtomicBool::new(false)).collect(),
+        stop: run::stop_flag(),
     };
     for (path, why) in missing.iter().chain(&unresolved).chain(&clashes) {
         run.fail(path, why);
@@ -241,7 +244,7 @@ pub fn run(
         }
     }
     // Every job ends as written or failed, whatever stopped the others.
-    let why = match (STOP.load(Relaxed), run.halted()) {
+    let why = match (run.stopped(), run.halted()) {
         (true, _) => "not processed: the run was interrupted".to_string(),
         (false, Some(why)) => format!("not processed: {why}"),
         (false, None) => "not processed: the stages that take it stopped (see the errors above)".to_string(),
@@ -253,6 +256,7 @@ pub fn run(
             run.fail(path, format!("cannot write: {why}"));
         }
     }
+    let stopped = run.stopped();
     Ok(Summary {
         written: run.done.load(Relaxed),
         failures: run.failures.into_inner().unwrap_or_else(|e| e.into_inner()),
@@ -260,7 +264,7 @@ pub fn run(
         opening: gpus.as_ref().map(|_| (gpus_opened, opened - gpus_opened)),
         wall: start.elapsed(),
         budget: memory,
-        stopped: STOP.load(Relaxed),
+        stopped,
     })
 }
 

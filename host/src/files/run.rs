@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, Weak};
 
 use super::budget;
 use super::inputs::{Job, Problem};
@@ -12,9 +12,31 @@ use super::observe::{Observer, Stage};
 use super::outputs::Policy;
 use crate::limits::Header;
 
-/// Set by [`super::stop`] (the tool: the first SIGINT or SIGTERM): no new file is read; the
-/// files in flight finish.
-pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+/// The stop flags of the runs in progress, and whether a stop came while none was: set by
+/// [`super::stop`] (the tool: the first SIGINT or SIGTERM). A stopped run reads no new file;
+/// the files in flight finish. Each run has its own flag, so a run started after a stop
+/// (a library's next batch of work) is not stopped by it.
+static RUNNING: Mutex<(Vec<Weak<AtomicBool>>, bool)> = Mutex::new((Vec::new(), false));
+
+/// Stops every run in progress, or the next one to start if none is; true if a run in
+/// progress had been asked already.
+pub(crate) fn stop_all() -> bool {
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    running.0.retain(|flag| flag.strong_count() > 0);
+    if running.0.is_empty() {
+        running.1 = true;
+        return false;
+    }
+    running.0.iter().filter_map(Weak::upgrade).fold(false, |asked, flag| flag.swap(true, Relaxed) | asked)
+}
+
+/// A new run's stop flag: set already if a stop came while no run was in progress.
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let flag = Arc::new(AtomicBool::new(std::mem::take(&mut running.1)));
+    running.0.push(Arc::downgrade(&flag));
+    flag
+}
 
 /// How [`Run::admit_if`] ended.
 pub enum Admission<F = crate::io::CheckedFile> {
@@ -44,6 +66,8 @@ pub(crate) struct Run<'a> {
     pub index: HashMap<&'a Path, usize>,
     /// Whether each job has ended (written or failed): each ends once.
     pub ended: Vec<AtomicBool>,
+    /// This run's stop flag ([`stop_flag`]).
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Run<'_> {
@@ -101,7 +125,7 @@ impl Run<'_> {
     /// the memory it would wait for may be theirs (the nvJPEG path's reader did, and a
     /// budget of three files stalled it).
     pub fn admit_if(&self, input: &Path, bytes_per_pixel: u32, wait: bool) -> Admission {
-        if STOP.load(Relaxed) || self.halted().is_some() {
+        if self.stopped() || self.halted().is_some() {
             return Admission::Stop;
         }
         let i = self.index[input];
@@ -119,7 +143,7 @@ impl Run<'_> {
                 limit: self.budget.cap(),
             }));
         }
-        match self.span("wait for memory", || self.budget.admit(i, cost, &STOP, wait)) {
+        match self.span("wait for memory", || self.budget.admit(i, cost, &self.stop, wait)) {
             Ok(true) => Admission::Done(Ok(file)),
             Ok(false) => Admission::Later,
             Err(_) => Admission::Stop,
@@ -144,6 +168,11 @@ impl Run<'_> {
             self.observer.say(&format!("error: {why}"));
             *halted = Some(why);
         }
+    }
+
+    /// Whether [`super::stop`] asked this run to stop.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
     }
 
     pub fn halted(&self) -> Option<String> {
