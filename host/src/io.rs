@@ -40,10 +40,10 @@ enum Parsed<'a> {
 }
 
 impl Parsed<'_> {
-    fn header(&self) -> &Header {
+    fn header(&self) -> Header {
         match self {
-            Parsed::Png(h) => h,
-            Parsed::Jpeg(f) => &f.header().header,
+            Parsed::Png(h) => *h,
+            Parsed::Jpeg(f) => Header::from(f.header()),
         }
     }
 }
@@ -85,7 +85,7 @@ fn decode_parsed(
 ) -> Result<DynamicImage> {
     let failed = |source: image::ImageError| Error::Decode { path: path.into(), source: source.into() };
     // The header before any decoder: a decoder allocates from what it claims.
-    limits.check(parsed.header(), bytes.len() as u64, bytes_per_pixel, path)?;
+    limits.check(&parsed.header(), bytes.len() as u64, bytes_per_pixel, path)?;
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| failed(image::ImageError::IoError(e)))?;
@@ -371,7 +371,7 @@ fn decode_luma_parsed(bytes: &[u8], parsed: &Parsed, name: &Path, limits: &Limit
         .set_max_width(usize::MAX)
         .set_max_height(usize::MAX);
     // The limits before any pixel is allocated (a header may claim 65535 x 65535).
-    limits.check(&file.header().header, bytes.len() as u64, 1, name)?;
+    limits.check(&Header::from(file.header()), bytes.len() as u64, 1, name)?;
     let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
     decoder.decode_headers().map_err(|e| failed(format!("{e:?}")))?;
     let (w, h) = decoder.dimensions().ok_or_else(|| failed("no frame header".into()))?;

@@ -11,6 +11,7 @@
 
 use std::io::{Read, Seek};
 
+use crate::codec::jpeg::header::JpegHeader;
 use crate::codec::jpeg::header::read_exact;
 use std::path::Path;
 
@@ -159,7 +160,7 @@ impl Header {
         let mut start = [0u8; 8];
         read_exact(r, &mut start[..2])?;
         if start[..2] == [0xFF, 0xD8] {
-            return crate::codec::jpeg::header::read_header(r);
+            return crate::codec::jpeg::header::read_header(r).map(|h| Header::from(&h));
         }
         read_exact(r, &mut start[2..])?;
         if start != *b"\x89PNG\r\n\x1a\n" {
@@ -190,5 +191,19 @@ impl Header {
     /// 8, 16-bit ones as 16.
     pub fn decoded_bytes_per_pixel(&self) -> u32 {
         u32::from(self.channels) * if self.bits > 8 { 2 } else { 1 }
+    }
+}
+
+impl From<&JpegHeader> for Header {
+    fn from(h: &JpegHeader) -> Header {
+        Header {
+            format: FileFormat::Jpeg,
+            width: h.width,
+            height: h.height,
+            channels: h.components,
+            bits: h.precision,
+            alpha: false,
+            data_offset: h.data_offset,
+        }
     }
 }

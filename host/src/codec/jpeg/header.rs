@@ -5,12 +5,12 @@
 //! the batched decoder's check, the orientation, the size an output is allocated at.
 //!
 //! The walk up to the first scan is also what [`crate::limits::Header::read`] does on a file
-//! not yet read (its admission check), through the same function.
+//! not yet read (its admission check), through the same function. (This file imports
+//! nothing of `limits`: `limits::Header` is made from a [`JpegHeader`] there.)
 
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::Orientation;
-use crate::limits::{FileFormat, Header};
 
 /// Segments a JPEG may have before its first scan: each takes at least 4 bytes, so a file
 /// of gigabytes of them would otherwise be walked for a long time.
@@ -20,9 +20,14 @@ const MAX_SEGMENTS: usize = 1 << 16;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct JpegHeader {
-    /// Size, components (`channels`), precision (`bits`) and where the first scan's data
-    /// starts (`data_offset`): what [`crate::Limits::check`] reads.
-    pub header: Header,
+    pub width: u32,
+    pub height: u32,
+    /// Components: 1 gray, 3 color, 4 CMYK or YCCK.
+    pub components: u8,
+    /// Bits per sample.
+    pub precision: u8,
+    /// Where the first scan's entropy-coded data starts.
+    pub data_offset: u64,
     /// The start-of-frame marker's second byte: `0xC0` baseline, `0xC1` extended
     /// sequential, `0xC2` progressive, `0xC3` lossless; `0xC9` to `0xCF` arithmetic coding.
     pub frame: u8,
@@ -43,7 +48,7 @@ impl JpegHeader {
     /// A baseline or extended-sequential (Huffman) JPEG of 1 or 3 components: the files the
     /// batched decoders take.
     pub fn baseline_color_or_gray(&self) -> bool {
-        matches!(self.frame, 0xC0 | 0xC1) && matches!(self.header.channels, 1 | 3)
+        matches!(self.frame, 0xC0 | 0xC1) && matches!(self.components, 1 | 3)
     }
 }
 
@@ -53,7 +58,7 @@ impl JpegHeader {
 /// ```
 /// let jpeg = cuimg::io::encode(&cuimg::io::sample_rgb(), cuimg::io::Format::Jpeg { quality: 90 }).unwrap();
 /// let file = cuimg::jpeg::JpegFile::parse(&jpeg).unwrap();
-/// assert_eq!((file.header().header.width, file.header().header.height), (451, 300));
+/// assert_eq!((file.header().width, file.header().height), (451, 300));
 /// assert!(file.header().complete && file.header().luma_first);
 /// assert!(!cuimg::jpeg::JpegFile::parse(&jpeg[..jpeg.len() - 10]).unwrap().header().complete);
 /// ```
@@ -74,9 +79,9 @@ impl<'a> JpegFile<'a> {
         if soi != [0xFF, 0xD8] {
             return Err("not a JPEG (no start-of-image marker)".into());
         }
-        let (header, frame, luma_first, orientation) = walk(&mut r, true)?;
-        let complete = scans_complete(bytes, header.data_offset as usize);
-        Ok(JpegFile { bytes, header: JpegHeader { header, frame, luma_first, orientation, complete } })
+        let mut header = walk(&mut r, true)?;
+        header.complete = scans_complete(bytes, header.data_offset as usize);
+        Ok(JpegFile { bytes, header })
     }
 
     /// The bytes.
@@ -91,7 +96,7 @@ impl<'a> JpegFile<'a> {
 
     /// Width and height.
     pub fn dimensions(&self) -> (u32, u32) {
-        (self.header.header.width, self.header.header.height)
+        (self.header.width, self.header.height)
     }
 }
 
@@ -152,17 +157,17 @@ fn walk_to_end(bytes: &[u8], mut i: usize, mut in_scan: bool) -> bool {
     }
 }
 
-/// The [`Header`] of a JPEG from `r`, just after its start-of-image marker (for
-/// [`Header::read`]).
-pub(crate) fn read_header<R: Read + Seek>(r: &mut R) -> Result<Header, String> {
-    walk(r, false).map(|(header, ..)| header)
+/// A JPEG's frame header from `r`, just after its start-of-image marker, without the
+/// details (for `limits::Header::read`; `complete` is false: the scans are not read).
+pub(crate) fn read_header<R: Read + Seek>(r: &mut R) -> Result<JpegHeader, String> {
+    walk(r, false)
 }
 
 /// The segments from just after the start-of-image marker to the first scan: the frame
 /// header, and with `details` the Adobe marker's transform and the first EXIF segment's
 /// orientation (other segments are skipped by seeking).
-fn walk<R: Read + Seek>(r: &mut R, details: bool) -> Result<(Header, u8, bool, Orientation), String> {
-    let mut frame: Option<(Header, u8, Vec<u8>)> = None;
+fn walk<R: Read + Seek>(r: &mut R, details: bool) -> Result<JpegHeader, String> {
+    let mut frame: Option<(JpegHeader, Vec<u8>)> = None;
     let (mut adobe_rgb, mut orientation) = (false, None);
     for _ in 0..MAX_SEGMENTS {
         let mut marker = [0u8; 2];
@@ -205,30 +210,32 @@ fn walk<R: Read + Seek>(r: &mut R, details: bool) -> Result<(Header, u8, bool, O
                 // it against beforehand, so it is refused (no decoder here takes it).
                 return Err(format!("a JPEG whose frame header says {width} x {height}"));
             }
-            let header = Header {
-                format: FileFormat::Jpeg,
+            let header = JpegHeader {
                 width: width.into(),
                 height: height.into(),
-                channels: sof[5],
-                bits: sof[0],
-                alpha: false,
+                components: sof[5],
+                precision: sof[0],
                 data_offset: 0,
+                frame: m,
+                luma_first: false,
+                orientation: Orientation::Identity,
+                complete: false,
             };
             // The components' identifiers: 3 bytes each after the count.
             let ids = sof.get(6..).unwrap_or(&[]).chunks(3).map(|c| c[0]).collect();
-            frame = Some((header, m, ids));
+            frame = Some((header, ids));
         } else if m == 0xDA {
             let at = r.seek(SeekFrom::Current(body as i64)).map_err(|e| e.to_string())?;
-            let Some((header, marker, ids)) = frame else {
+            let Some((header, ids)) = frame else {
                 return Err("a JPEG whose first scan comes before its frame header".into());
             };
-            let luma_first = match header.channels {
+            let luma_first = match header.components {
                 1 => true,
                 3 => !adobe_rgb && ids.get(..3) != Some(&b"RGB"[..]),
                 _ => false,
             };
             let orientation = orientation.unwrap_or_default();
-            return Ok((Header { data_offset: at, ..header }, marker, luma_first, orientation));
+            return Ok(JpegHeader { data_offset: at, luma_first, orientation, ..header });
         } else if details && m == 0xEE && body >= 12 {
             let mut adobe = [0u8; 12];
             read_exact(r, &mut adobe)?;

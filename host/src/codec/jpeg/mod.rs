@@ -328,7 +328,8 @@ impl Jpeg {
             return Err(truncated());
         }
         let name = std::path::Path::new("<JPEG bytes>");
-        self.limits().check(&file.header().header, file.bytes().len() as u64, bytes_per_pixel, name)
+        let header = crate::limits::Header::from(file.header());
+        self.limits().check(&header, file.bytes().len() as u64, bytes_per_pixel, name)
     }
 
     /// Another codec on this one's library handle that never uses the hardware decoder: it
@@ -371,7 +372,7 @@ impl Jpeg {
     pub fn decode(&self, stream: &Stream, bytes: &[u8]) -> Result<DecodedJpeg> {
         let file = parse(bytes)?;
         self.check(&file, 3)?;
-        if file.header().header.channels == 1 {
+        if file.header().components == 1 {
             let (w, h) = self.size(&file)?;
             let mut img = stream.alloc_for_output::<Gray8>(w, h)?;
             self.decode_into(stream, &file, &mut img)?;
