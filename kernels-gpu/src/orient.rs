@@ -7,8 +7,8 @@ use crate::device::thread::{
     block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x,
     thread_idx_y,
 };
-use cuimg_abi::orient::{TILE, TILE_ROWS};
 use cuimg_abi::orient::{Mapping, OrientBatch, OrientPitched};
+use cuimg_abi::orient::{TILE, TILE_ROWS};
 
 /// Output rows `0..d_height` of `d_width` pixels of `C` bytes, each read from the source
 /// pixel `mapping.source` names.
