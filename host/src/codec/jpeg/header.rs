@@ -16,7 +16,7 @@ use crate::Orientation;
 /// of gigabytes of them would otherwise be walked for a long time.
 const MAX_SEGMENTS: usize = 1 << 16;
 
-/// What a JPEG's header says, beyond [`Header`]'s size and channels.
+/// What a JPEG's header says, beyond `limits::Header`'s size and channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct JpegHeader {
