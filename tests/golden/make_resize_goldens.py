@@ -95,7 +95,8 @@ def fmt(v):
 
 def main():
     folder = sys.argv[1]
-    print(f"# OpenCV {cv2.__version__}, Pillow {Image.__version__}, numpy {np.__version__}")
+    print(f"# OpenCV {cv2.__version__}, Pillow {Image.__version__}, numpy {np.__version__}, "
+          f"IPP {'on' if cv2.ipp.useIPP() else 'off'} ({cv2.ipp.getIppVersion()})")
     print("# kind key=value ... fnv=<FNV-1a 64 of the output> [bytes=<the output, hex>]")
 
     # resize: OpenCV's modes, every channel count, random images.
@@ -106,6 +107,14 @@ def main():
                 line([("kind", "cv-resize"), ("mode", name), ("c", c), ("src", f"{sw}x{sh}"),
                       ("seed", seed_of("resize", sw, sh, c)), ("dst", f"{dw}x{dh}")],
                      lambda: cv2.resize(img, (dw, dh), interpolation=mode))
+            # OpenCV's own code, without Intel's IPP (which takes INTER_CUBIC for 1, 3 and 4
+            # channels on x86 and rounds otherwise): `ipp=0`.
+            cv2.ipp.setUseIPP(False)
+            for name in ("cubic", "lanczos4", "area", "linear"):
+                line([("kind", "cv-resize"), ("mode", name), ("ipp", 0), ("c", c), ("src", f"{sw}x{sh}"),
+                      ("seed", seed_of("resize", sw, sh, c)), ("dst", f"{dw}x{dh}")],
+                     lambda: cv2.resize(img, (dw, dh), interpolation=CV_MODES[name]))
+            cv2.ipp.setUseIPP(True)
             # Pillow: L, LA, RGB, RGBA (LA and RGBA are resampled premultiplied).
             for name, mode in PIL_MODES.items():
                 line([("kind", "pil-resize"), ("mode", name), ("c", c), ("src", f"{sw}x{sh}"),
@@ -127,6 +136,10 @@ def main():
             for name, mode in CV_MODES.items():
                 line([("kind", "cv-resize"), ("mode", name), ("c", c), ("src", src), ("dst", f"{dw}x{dh}")],
                      lambda: cv2.resize(img, (dw, dh), interpolation=mode))
+            cv2.ipp.setUseIPP(False)
+            line([("kind", "cv-resize"), ("mode", "cubic"), ("ipp", 0), ("c", c), ("src", src), ("dst", f"{dw}x{dh}")],
+                 lambda: cv2.resize(img, (dw, dh), interpolation=cv2.INTER_CUBIC))
+            cv2.ipp.setUseIPP(True)
             for name, mode in PIL_MODES.items():
                 line([("kind", "pil-resize"), ("mode", name), ("c", c), ("src", src), ("dst", f"{dw}x{dh}")],
                      lambda: np.asarray(pil(img, c).resize((dw, dh), mode, reducing_gap=None)))
@@ -174,14 +187,16 @@ def main():
                 for mname, m in table.items():
                     for iname, interp in interps.items():
                         for bname, border in borders.items():
-                            for inverse in (0, 1):
+                            for inverse, ipp in ((0, 1), (1, 1), (0, 0)):
                                 flags = interp | (cv2.WARP_INVERSE_MAP if inverse else 0)
+                                cv2.ipp.setUseIPP(bool(ipp))
                                 line([("kind", kind), ("matrix", mname), ("m", ",".join(fmt(v) for v in m.ravel())),
-                                      ("interp", iname), ("border", bname), ("inverse", inverse), ("c", c),
+                                      ("interp", iname), ("border", bname), ("inverse", inverse), ("ipp", ipp), ("c", c),
                                       ("src", f"{sw}x{sh}"), ("seed", seed), ("dst", f"{dw}x{dh}"),
                                       ("value", ",".join(map(str, value)))],
                                      lambda: warp(img, m, (dw, dh), flags=flags, borderMode=border,
                                                   borderValue=value))
+                                cv2.ipp.setUseIPP(True)
 
 
 if __name__ == "__main__":
