@@ -181,3 +181,15 @@ pub fn grayscale_histogram<P: Color>(
     let hist = histogram(&gray.view())?;
     Ok((gray, hist))
 }
+
+/// [`cpu::resize`] on all cores: bands of output rows (Pillow's first pass, when there are
+/// two, on all cores before them).
+pub fn resize<P: Pixel>(src: &ImageView<'_, P>, width: u32, height: u32, filter: crate::Filter) -> Result<Image<P>> {
+    use crate::ops::resize::{exec, plan_for};
+    let plan = plan_for::<P>(src.width(), src.height(), width, height, filter)?;
+    let rows = |y: usize| -> &[u8] { bytemuck::cast_slice(src.row(y as u32)) };
+    let source = exec::Source { rows: &rows, size: (src.width() as usize, src.height() as usize), cn: P::CHANNELS };
+    let mut out = Image::<P>::try_new(width, height)?;
+    exec::run_parallel(&plan, &source, (width as usize, height as usize), out.as_bytes_mut());
+    Ok(out)
+}

@@ -1,57 +1,36 @@
-//! OpenCV's `cv::resize` on 8-bit images, step for step: the same coordinates (in the same
-//! float and double precision), the same fixed-point weights, the same passes and the same
-//! rounding, so that every byte matches. Read from `modules/imgproc/src/resize.cpp`; the
-//! goldens made with OpenCV 5.0 on the lent machine (`tests/golden/resize.txt`) decide.
-//!
-//! Images here are rows of bytes, `cn` channels a pixel: `src(y)` is source row `y`.
+//! OpenCV's `cv::resize` on 8-bit images as a [`Plan`]: the same coordinates (in the same
+//! float and double precision), the same fixed-point weights, the same path for each size
+//! and mode. Read from `modules/imgproc/src/resize.cpp` of OpenCV 5.0; the goldens made with
+//! OpenCV 5.0 on the lent machine (`tests/golden/resize.txt`) decide.
 
 use super::CvInterpolation;
+use super::plan::{Lists, Plan, Rule, Taps};
 
-/// `INTER_RESIZE_COEF_BITS`: the weights of the generic path are fixed point with 11
-/// fractional bits.
-const COEF_BITS: u32 = 11;
-const COEF_SCALE: i32 = 1 << COEF_BITS;
+/// `INTER_RESIZE_COEF_SCALE`: 11 fractional bits.
+const COEF_SCALE: f32 = 2048.0;
 
-/// `cvRound` of a float or double: to nearest, ties to even (the SSE conversion OpenCV uses).
-fn round_even(v: f64) -> i32 {
-    v.round_ties_even() as i32
+/// `cvRound`: to nearest, ties to even.
+fn round_even(v: f64) -> i64 {
+    v.round_ties_even() as i64
 }
 
 /// `saturate_cast<short>(float)`.
 fn short_of(v: f32) -> i16 {
-    round_even(v as f64).clamp(i16::MIN as i32, i16::MAX as i32) as i16
+    round_even(v as f64).clamp(i16::MIN as i64, i16::MAX as i64) as i16
 }
 
-/// `saturate_cast<uchar>(int)`.
-fn u8_of(v: i32) -> u8 {
-    v.clamp(0, 255) as u8
-}
-
-/// `saturate_cast<uchar>(float)`.
-fn u8_of_f32(v: f32) -> u8 {
-    u8_of(round_even(v as f64))
-}
-
-/// One resize, as `cv::resize(src, (dw, dh), interpolation=mode)` computes it.
-pub(crate) fn resize<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    mode: CvInterpolation,
-) -> Vec<u8> {
-    let mut out = vec![0u8; dw * dh * cn];
+/// The plan of `cv::resize(src, (dw, dh), interpolation=mode)` for a `sw` x `sh` image of
+/// `cn` channels.
+pub(crate) fn plan((sw, sh): (usize, usize), cn: usize, (dw, dh): (usize, usize), mode: CvInterpolation) -> Plan {
     if (sw, sh) == (dw, dh) {
         // `cv::resize` copies when the sizes are equal, whatever the mode.
-        for y in 0..sh {
-            out[y * sw * cn..(y + 1) * sw * cn].copy_from_slice(&src(y)[..sw * cn]);
-        }
-        return out;
+        return Plan::Copy;
     }
     let inv_scale = (dw as f64 / sw as f64, dh as f64 / sh as f64);
     let scale = (1.0 / inv_scale.0, 1.0 / inv_scale.1);
     let iscale = (round_even(scale.0), round_even(scale.1));
-    let area_fast = (scale.0 - iscale.0 as f64).abs() < f64::EPSILON && (scale.1 - iscale.1 as f64).abs() < f64::EPSILON;
+    let area_fast =
+        (scale.0 - iscale.0 as f64).abs() < f64::EPSILON && (scale.1 - iscale.1 as f64).abs() < f64::EPSILON;
     let mut mode = mode;
     if mode == CvInterpolation::LinearExact {
         // "INTER_AREA (fast) is equal to bit exact INTER_LINEAR" at exactly half size, but
@@ -59,262 +38,103 @@ pub(crate) fn resize<'a>(
         if area_fast && iscale == (2, 2) && cn != 2 {
             mode = CvInterpolation::Area;
         } else {
-            linear_exact(src, (sw, sh), cn, (dw, dh), inv_scale, &mut out);
-            return out;
+            return linear_exact((sw, sh), (dw, dh), inv_scale);
         }
     }
     match mode {
-        CvInterpolation::Nearest => return nearest(src, (sw, sh), cn, (dw, dh), inv_scale, out),
-        CvInterpolation::NearestExact => return nearest_exact(src, (sw, sh), cn, (dw, dh), out),
+        CvInterpolation::Nearest => {
+            // `resizeNN`: `min(floor(x / (dw / sw)), sw - 1)` in double.
+            let axis = |s: usize, d: usize, inv: f64| {
+                let step = 1.0 / inv;
+                (0..d).map(|i| ((i as f64 * step).floor() as usize).min(s - 1) as u32).collect()
+            };
+            return Plan::Gather { xs: axis(sw, dw, inv_scale.0), ys: axis(sh, dh, inv_scale.1) };
+        }
+        CvInterpolation::NearestExact => {
+            // `resizeNN_bitexact_tab`: Pillow's nearest neighbour, positions stepped in
+            // double from half a step, truncated.
+            let axis = |s: usize, d: usize| {
+                let step = s as f64 / d as f64;
+                let mut f = step * 0.5;
+                (0..d)
+                    .map(|_| {
+                        let i = (f.floor() as usize).min(s - 1) as u32;
+                        f += step;
+                        i
+                    })
+                    .collect()
+            };
+            return Plan::Gather { xs: axis(sw, dw), ys: axis(sh, dh) };
+        }
         CvInterpolation::Linear if area_fast && iscale == (2, 2) => mode = CvInterpolation::Area,
         _ => {}
     }
     if mode == CvInterpolation::Area && scale.0 >= 1.0 && scale.1 >= 1.0 {
         if area_fast {
-            area_fast_path(src, (sw, sh), cn, (dw, dh), (iscale.0 as usize, iscale.1 as usize), &mut out);
-        } else {
-            area(src, (sw, sh), cn, (dw, dh), scale, &mut out);
+            // `resizeAreaFast_`: halving with 1, 3 or 4 channels takes OpenCV's vector form.
+            let (fx, fy) = (iscale.0 as usize, iscale.1 as usize);
+            return Plan::Cells { fx, fy, halving: fx == 2 && fy == 2 && cn != 2 };
         }
-        return out;
+        return Plan::Area { x: area_lists(sw, dw, scale.0), y: area_lists(sh, dh, scale.1) };
     }
-    generic(src, (sw, sh), cn, (dw, dh), (scale, inv_scale), mode, &mut out);
-    out
-}
-
-/// `resizeNN`: `sx = min(floor(dx / (dw / sw)), sw - 1)` in double.
-fn nearest<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    inv_scale: (f64, f64),
-    mut out: Vec<u8>,
-) -> Vec<u8> {
-    let (ifx, ify) = (1.0 / inv_scale.0, 1.0 / inv_scale.1);
-    let xs: Vec<usize> = (0..dw).map(|x| ((x as f64 * ifx).floor() as usize).min(sw - 1)).collect();
-    for y in 0..dh {
-        let row = src(((y as f64 * ify).floor() as usize).min(sh - 1));
-        copy_row(row, &xs, cn, &mut out[y * dw * cn..(y + 1) * dw * cn]);
-    }
-    out
-}
-
-/// `resizeNN_bitexact`, as OpenCV 5.0 computes it (`resizeNN_bitexact_tab`): Pillow's
-/// nearest neighbour, positions stepped in double from half a source step, truncated.
-fn nearest_exact<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    mut out: Vec<u8>,
-) -> Vec<u8> {
-    let tab = |s: usize, d: usize| -> Vec<usize> {
-        let scale = s as f64 / d as f64;
-        let mut f = scale * 0.5;
-        (0..d)
-            .map(|_| {
-                let i = (f.floor() as usize).min(s - 1);
-                f += scale;
-                i
-            })
-            .collect()
-    };
-    let (xs, ys) = (tab(sw, dw), tab(sh, dh));
-    for (y, &sy) in ys.iter().enumerate() {
-        copy_row(src(sy), &xs, cn, &mut out[y * dw * cn..(y + 1) * dw * cn]);
-    }
-    out
-}
-
-fn copy_row(row: &[u8], xs: &[usize], cn: usize, to: &mut [u8]) {
-    for (d, &sx) in to.chunks_exact_mut(cn).zip(xs) {
-        d.copy_from_slice(&row[sx * cn..(sx + 1) * cn]);
-    }
+    generic((sw, sh), (dw, dh), (scale, inv_scale), mode)
 }
 
 /// `resize_bitExact` with `interpolationLinear<uchar>`: coordinates in (soft) double,
-/// weights in unsigned 8.8 fixed point, the horizontal pass into 8.8 sums, the vertical
-/// into 16.16 and rounded to 8 bits.
-fn linear_exact<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    inv_scale: (f64, f64),
-    out: &mut [u8],
-) {
-    /// Per output index: the source index and the two 8.8 weights, or where it is clamped.
-    struct Axis {
-        ofs: Vec<usize>,
-        coef: Vec<[u32; 2]>,
-        /// Outputs below it take source 0 whole; from `max` on, the last source whole.
-        min: usize,
-        max: usize,
-    }
+/// weights in unsigned 8.8 fixed point; outputs left of the source take its first pixel
+/// whole, right of it its last (weights 256 and 0).
+fn linear_exact((sw, sh): (usize, usize), (dw, dh): (usize, usize), inv_scale: (f64, f64)) -> Plan {
     let axis = |inv: f64, s: usize, d: usize| {
         let scale = 1.0 / inv;
-        let (mut min, mut max) = (0, d);
-        let mut ofs = vec![0usize; d];
-        let mut coef = vec![[0u32; 2]; d];
+        let mut t = Taps { taps: 2, first: vec![0; d], weights: vec![0; 2 * d] };
         for v in 0..d {
             let f = scale * (v as f64 + 0.5) - 0.5;
             let i = f.floor() as i64;
-            if i >= 0 && s > 1 {
+            let (first, w) = if i >= 0 && s > 1 {
                 if i < s as i64 - 1 {
-                    ofs[v] = i as usize;
                     // ufixedpoint16 from a double: rounded to nearest.
-                    let c1 = round_even((f - i as f64) * 256.0) as u32;
-                    coef[v] = [256 - c1, c1];
+                    let c1 = round_even((f - i as f64) * 256.0) as i16;
+                    (i, [256 - c1, c1])
                 } else {
-                    ofs[v] = s - 1;
-                    max = max.min(v);
+                    (s as i64 - 1, [256, 0])
                 }
             } else {
-                min = min.max(v + 1);
-            }
+                (0, [256, 0])
+            };
+            t.first[v] = first as i32;
+            t.weights[2 * v..2 * v + 2].copy_from_slice(&w);
         }
-        Axis { ofs, coef, min, max }
+        t
     };
-    let (ax, ay) = (axis(inv_scale.0, sw, dw), axis(inv_scale.1, sh, dh));
-    // One source row through the horizontal pass: 8.8 fixed point, saturating sums.
-    let hline = |row: &[u8]| -> Vec<u32> {
-        let mut line = vec![0u32; dw * cn];
-        for dx in 0..dw {
-            for c in 0..cn {
-                line[dx * cn + c] = if dx < ax.min {
-                    u32::from(row[c]) << 8
-                } else if dx >= ax.max {
-                    u32::from(row[ax.ofs[dw - 1] * cn + c]) << 8
-                } else {
-                    let s = ax.ofs[dx] * cn + c;
-                    let [m0, m1] = ax.coef[dx];
-                    (m0 * u32::from(row[s]) + m1 * u32::from(row[s + cn])).min(0xFFFF)
-                };
-            }
-        }
-        line
-    };
-    // 8.8 to 8 bits, rounded.
-    let set = |line: &[u32], to: &mut [u8]| {
-        for (d, &v) in to.iter_mut().zip(line) {
-            *d = ((v + 128) >> 8) as u8;
-        }
-    };
-    let first = hline(src(0));
-    let last = hline(src(sh - 1));
-    for dy in 0..dh {
-        let to = &mut out[dy * dw * cn..(dy + 1) * dw * cn];
-        if dy < ay.min {
-            set(&first, to);
-        } else if dy >= ay.max {
-            set(&last, to);
-        } else {
-            let iy = ay.ofs[dy];
-            let (l0, l1) = (hline(src(iy)), hline(src(iy + 1)));
-            let [m0, m1] = ay.coef[dy];
-            for ((d, &a), &b) in to.iter_mut().zip(&l0).zip(&l1) {
-                // ufixedpoint32 to uint8: rounded, saturated.
-                *d = u8_of((((a * m0 + b * m1) as u64 + (1 << 15)) >> 16) as i32);
-            }
-        }
-    }
+    Plan::Separable { x: axis(inv_scale.0, sw, dw), y: axis(inv_scale.1, sh, dh), rule: Rule::Exact }
 }
 
-/// `resizeAreaFast_`: the mean of each `sx` x `sy` cell. Halving with 1, 3 or 4 channels
-/// takes OpenCV's vector form, `(a + b + c + d + 2) >> 2`; other cells multiply the sum by
-/// `1.f / area` and round to even.
-fn area_fast_path<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    (fx, fy): (usize, usize),
-    out: &mut [u8],
-) {
-    let halving = fx == 2 && fy == 2 && cn != 2;
-    let scale = 1.0f32 / (fx * fy) as f32;
-    for dy in 0..dh {
-        let sy0 = dy * fy;
-        for dx in 0..dw {
-            for c in 0..cn {
-                // (The sizes divide exactly here, so every cell is whole.)
-                let mut sum = 0i32;
-                for k in 0..fy {
-                    let row = src((sy0 + k).min(sh - 1));
-                    for j in 0..fx {
-                        sum += i32::from(row[((dx * fx + j).min(sw - 1)) * cn + c]);
-                    }
-                }
-                out[(dy * dw + dx) * cn + c] = if halving { ((sum + 2) >> 2) as u8 } else { u8_of_f32(sum as f32 * scale) };
-            }
-        }
-    }
-}
-
-/// `computeResizeAreaTab`: for each output index, the source indices it covers and their
-/// weights (the covered fraction over the cell's width), in float.
-fn area_tab(s: usize, d: usize, scale: f64) -> Vec<(usize, usize, f32)> {
-    let mut tab = Vec::new();
+/// `computeResizeAreaTab`: for each output index, the source indices its cell covers and
+/// their weights (the covered fraction over the cell's width), in float.
+fn area_lists(s: usize, d: usize, scale: f64) -> Lists {
+    let mut l = Lists { start: vec![0], index: Vec::new(), weight: Vec::new() };
     for dx in 0..d {
         let fsx1 = dx as f64 * scale;
         let fsx2 = fsx1 + scale;
         let cell = scale.min(s as f64 - fsx1);
-        let mut sx1 = fsx1.ceil() as i64;
         let sx2 = (fsx2.floor() as i64).min(s as i64 - 1);
-        sx1 = sx1.min(sx2);
+        let sx1 = (fsx1.ceil() as i64).min(sx2);
+        let mut push = |i: i64, w: f64| {
+            l.index.push(i as u32);
+            l.weight.push(w as f32);
+        };
         if sx1 as f64 - fsx1 > 1e-3 {
-            tab.push((dx, (sx1 - 1) as usize, ((sx1 as f64 - fsx1) / cell) as f32));
+            push(sx1 - 1, (sx1 as f64 - fsx1) / cell);
         }
         for sx in sx1..sx2 {
-            tab.push((dx, sx as usize, (1.0 / cell) as f32));
+            push(sx, 1.0 / cell);
         }
         if fsx2 - sx2 as f64 > 1e-3 {
-            tab.push((dx, sx2 as usize, ((fsx2 - sx2 as f64).min(1.0).min(cell) / cell) as f32));
+            push(sx2, (fsx2 - sx2 as f64).min(1.0).min(cell) / cell);
         }
+        l.start.push(l.index.len() as u32);
     }
-    tab
-}
-
-/// `resizeArea_`: a true area average for shrinking by a factor that is not a whole number:
-/// float weights, each source row's weighted sums into a buffer, the rows' into the output
-/// row, rounded to even.
-fn area<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    scale: (f64, f64),
-    out: &mut [u8],
-) {
-    let xtab = area_tab(sw, dw, scale.0);
-    let ytab = area_tab(sh, dh, scale.1);
-    let width = dw * cn;
-    let mut sum = vec![0f32; width];
-    let mut buf = vec![0f32; width];
-    let mut prev = ytab[0].0;
-    for &(dy, sy, beta) in &ytab {
-        let row = src(sy);
-        buf.iter_mut().for_each(|b| *b = 0.0);
-        for &(dx, sx, alpha) in &xtab {
-            for c in 0..cn {
-                buf[dx * cn + c] += f32::from(row[sx * cn + c]) * alpha;
-            }
-        }
-        if dy != prev {
-            for (dx, (s, b)) in sum.iter_mut().zip(&buf).enumerate() {
-                out[prev * width + dx] = u8_of_f32(*s);
-                *s = beta * b;
-            }
-            prev = dy;
-        } else {
-            for (s, b) in sum.iter_mut().zip(&buf) {
-                *s += beta * b;
-            }
-        }
-    }
-    for (dx, s) in sum.iter().enumerate() {
-        out[prev * width + dx] = u8_of_f32(*s);
-    }
+    l
 }
 
 /// `interpolateCubic` with A = -0.75, in float.
@@ -352,33 +172,32 @@ fn lanczos4_coeffs(x: f32) -> [f32; 8] {
 }
 
 /// The generic separable path (`resizeGeneric_`) for linear, cubic, Lanczos-4 and the
-/// bilinear form of area when enlarging: per output column `ksize` taps with 11-bit weights
-/// (replicated borders), the horizontal pass into `int`s, then the vertical pass over
-/// `ksize` rows (clamped), rounded as each mode's vertical function rounds.
-fn generic<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
+/// bilinear form of area when enlarging: per output index `ksize` taps with 11-bit weights.
+/// Linear and area clamp a column's position into the source (the first tap's weight is
+/// then all); rows are clamped by the runner only.
+fn generic(
     (sw, sh): (usize, usize),
-    cn: usize,
     (dw, dh): (usize, usize),
     (scale, inv_scale): ((f64, f64), (f64, f64)),
     mode: CvInterpolation,
-    out: &mut [u8],
-) {
-    let ksize = match mode {
+) -> Plan {
+    let ksize: usize = match mode {
         CvInterpolation::Cubic => 4,
         CvInterpolation::Lanczos4 => 8,
         _ => 2,
     };
-    let half = ksize / 2;
+    let half = (ksize / 2) as i64;
     let area_mode = mode == CvInterpolation::Area;
     let clamps = !matches!(mode, CvInterpolation::Cubic | CvInterpolation::Lanczos4);
-    let coeffs = |f: f32| -> Vec<i16> {
-        let c: Vec<f32> = match mode {
-            CvInterpolation::Cubic => cubic_coeffs(f).to_vec(),
-            CvInterpolation::Lanczos4 => lanczos4_coeffs(f).to_vec(),
-            _ => vec![1.0 - f, f],
+    let coeffs = |f: f32, to: &mut [i16]| {
+        let c: &[f32] = match mode {
+            CvInterpolation::Cubic => &cubic_coeffs(f),
+            CvInterpolation::Lanczos4 => &lanczos4_coeffs(f),
+            _ => &[1.0 - f, f],
         };
-        c.iter().map(|&v| short_of(v * COEF_SCALE as f32)).collect()
+        for (t, &v) in to.iter_mut().zip(c) {
+            *t = short_of(v * COEF_SCALE);
+        }
     };
     let position = |d: usize, scale: f64, inv: f64| -> (i64, f32) {
         if !area_mode {
@@ -391,96 +210,29 @@ fn generic<'a>(
             (s, if f <= 0.0 { 0.0 } else { f - f.floor() })
         }
     };
-    // Columns: the first tap's source column and the weights, clamped at the edges as
-    // OpenCV clamps them (linear and area only).
-    let mut xofs = vec![0i64; dw];
-    let mut alpha = vec![0i16; dw * ksize];
+    let mut x = Taps { taps: ksize, first: vec![0; dw], weights: vec![0; dw * ksize] };
     for dx in 0..dw {
         let (mut sx, mut fx) = position(dx, scale.0, inv_scale.0);
-        if sx < half as i64 - 1 && sx < 0 && clamps {
+        if clamps && sx < 0 {
             (fx, sx) = (0.0, 0);
         }
-        if sx + half as i64 >= sw as i64 && sx >= sw as i64 - 1 && clamps {
+        if clamps && sx >= sw as i64 - 1 {
             (fx, sx) = (0.0, sw as i64 - 1);
         }
-        xofs[dx] = sx;
-        alpha[dx * ksize..(dx + 1) * ksize].copy_from_slice(&coeffs(fx));
+        x.first[dx] = (sx - half + 1) as i32;
+        coeffs(fx, &mut x.weights[dx * ksize..(dx + 1) * ksize]);
     }
-    let mut yofs = vec![0i64; dh];
-    let mut beta = vec![0i16; dh * ksize];
+    let mut y = Taps { taps: ksize, first: vec![0; dh], weights: vec![0; dh * ksize] };
     for dy in 0..dh {
         let (sy, fy) = position(dy, scale.1, inv_scale.1);
-        yofs[dy] = sy;
-        beta[dy * ksize..(dy + 1) * ksize].copy_from_slice(&coeffs(fy));
+        y.first[dy] = (sy - half + 1) as i32;
+        coeffs(fy, &mut y.weights[dy * ksize..(dy + 1) * ksize]);
     }
-    let width = dw * cn;
-    // The horizontal pass of one source row: taps at pixel sx - half + 1 + k, clamped to the
-    // row (OpenCV's border loops and its inner loop agree on this).
-    let hrow = |row: &[u8]| -> Vec<i32> {
-        let mut d = vec![0i32; width];
-        for dx in 0..dw {
-            let w = &alpha[dx * ksize..(dx + 1) * ksize];
-            for c in 0..cn {
-                let mut v = 0i32;
-                for (k, &wk) in w.iter().enumerate() {
-                    let sx = (xofs[dx] - half as i64 + 1 + k as i64).clamp(0, sw as i64 - 1) as usize;
-                    // (A weight of 0 past the edge reads nothing in OpenCV; the clamped
-                    // pixel times 0 adds nothing here.)
-                    v = v.wrapping_add(i32::from(row[sx * cn + c]).wrapping_mul(i32::from(wk)));
-                }
-                d[dx * cn + c] = v;
-            }
-        }
-        d
+    let rule = match mode {
+        CvInterpolation::Cubic => Rule::Cubic,
+        CvInterpolation::Lanczos4 => Rule::Lanczos,
+        _ => Rule::Linear,
     };
-    let mut rows: Vec<Option<Vec<i32>>> = vec![None; sh];
-    for dy in 0..dh {
-        let b = &beta[dy * ksize..(dy + 1) * ksize];
-        let taps: Vec<usize> =
-            (0..ksize).map(|k| (yofs[dy] - half as i64 + 1 + k as i64).clamp(0, sh as i64 - 1) as usize).collect();
-        for &t in &taps {
-            if rows[t].is_none() {
-                rows[t] = Some(hrow(src(t)));
-            }
-        }
-        let s: Vec<&[i32]> = taps.iter().map(|&t| rows[t].as_deref().expect("made above")).collect();
-        let to = &mut out[dy * width..(dy + 1) * width];
-        match mode {
-            CvInterpolation::Cubic => vertical_cubic(&s, b, to),
-            CvInterpolation::Lanczos4 => {
-                for (x, d) in to.iter_mut().enumerate() {
-                    let v = s.iter().zip(b).fold(0i32, |a, (r, &w)| a.wrapping_add(r[x].wrapping_mul(i32::from(w))));
-                    *d = u8_of(v.wrapping_add(1 << 21) >> 22);
-                }
-            }
-            _ => {
-                // `VResizeLinear<uchar>`: the vector form's rounding on every element.
-                let (b0, b1) = (i32::from(b[0]), i32::from(b[1]));
-                for (x, d) in to.iter_mut().enumerate() {
-                    *d = u8_of((((b0 * (s[0][x] >> 4)) >> 16) + ((b1 * (s[1][x] >> 4)) >> 16) + 2) >> 2);
-                }
-            }
-        }
-    }
-}
-
-/// `VResizeCubic<uchar>`: OpenCV's vector form (in float: the four products summed as
-/// `S0*b0 + (S1*b1 + (S2*b2 + S3*b3))`, each `b` the weight over 2^22, rounded to even) for
-/// the elements it takes, 8 at a time (128-bit vectors of `short`s), and the integer form
-/// for the rest of the row.
-fn vertical_cubic(s: &[&[i32]], b: &[i16], to: &mut [u8]) {
-    let width = to.len();
-    let scale = 1.0f32 / (COEF_SCALE * COEF_SCALE) as f32;
-    let bf: Vec<f32> = b.iter().map(|&w| w as f32 * scale).collect();
-    let lanes = 8;
-    let vector = if width >= lanes { (width - lanes) / lanes * lanes + lanes } else { 0 };
-    for (x, d) in to.iter_mut().enumerate() {
-        *d = if x < vector {
-            let f = |k: usize| s[k][x] as f32 * bf[k];
-            u8_of(round_even((f(0) + (f(1) + (f(2) + f(3)))) as f64))
-        } else {
-            let v = (0..4).fold(0i32, |a, k| a.wrapping_add(s[k][x].wrapping_mul(i32::from(b[k]))));
-            u8_of(v.wrapping_add(1 << 21) >> 22)
-        };
-    }
+    let _ = sh;
+    Plan::Separable { x, y, rule }
 }

@@ -2,8 +2,14 @@
 //! Pillow's `Image.resize` (`pil.rs`).
 
 pub(crate) mod cpu;
-pub(crate) mod cv;
-pub(crate) mod pil;
+mod cv;
+pub(crate) mod exec;
+mod pil;
+pub(crate) mod plan;
+
+use crate::error::{Error, Result};
+use crate::pixel::Pixel;
+use crate::validate;
 
 /// OpenCV's interpolations (`cv2.INTER_*`), as `cv::resize` computes them on 8-bit images.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,4 +49,21 @@ pub enum PilFilter {
 pub enum Filter {
     OpenCv(CvInterpolation),
     Pillow(PilFilter),
+}
+
+/// The plan of a resize of a `sw` x `sh` image of `P` to `dw` x `dh`, after the checks every
+/// form makes: no empty source or output.
+pub(crate) fn plan_for<P: Pixel>(sw: u32, sh: u32, dw: u32, dh: u32, filter: Filter) -> Result<plan::Plan> {
+    validate::non_empty(sw, sh)?;
+    if dw == 0 || dh == 0 {
+        return Err(Error::InvalidParameter {
+            what: "the resize size".into(),
+            why: format!("{dw} x {dh} is empty: the output needs at least one pixel"),
+        });
+    }
+    let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
+    Ok(match filter {
+        Filter::OpenCv(mode) => cv::plan(s, P::CHANNELS, d, mode),
+        Filter::Pillow(f) => pil::plan(s, P::ALPHA.is_some(), d, f, None),
+    })
 }

@@ -5,6 +5,7 @@
 //! before and divided after, as `Image.resize` does for `LA` and `RGBA`.
 
 use super::PilFilter;
+use super::plan::{PilPass, Plan, Taps};
 
 /// Fixed-point bits of the weights (`PRECISION_BITS`: 32 - 8 - 2).
 const PRECISION_BITS: u32 = 22;
@@ -66,206 +67,138 @@ fn kernel(filter: PilFilter) -> Kernel {
 }
 
 /// `precompute_coeffs` then `normalize_coeffs_8bpc`: per output index, the first source
-/// index and the fixed-point weights of the sources from it.
-pub(crate) fn coeffs(in_size: usize, in0: f32, in1: f32, out_size: usize, filter: PilFilter) -> Vec<(usize, Vec<i32>)> {
+/// index and the fixed-point weights of the sources from it (padded with zeros to the
+/// filter's largest count).
+fn coeffs(in_size: usize, in0: f32, in1: f32, out_size: usize, filter: PilFilter) -> Taps<i32> {
     let k = kernel(filter);
     let scale = (in1 - in0) as f64 / out_size as f64;
     let filterscale = scale.max(1.0);
     let support = k.support * filterscale;
+    let ksize = support.ceil() as usize * 2 + 1;
     let inv = 1.0 / filterscale;
-    (0..out_size)
-        .map(|xx| {
-            let center = in0 as f64 + (xx as f64 + 0.5) * scale;
-            let xmin = ((center - support + 0.5) as i64).max(0);
-            let xmax = ((center + support + 0.5) as i64).min(in_size as i64) - xmin;
-            let mut w: Vec<f64> =
-                (0..xmax.max(0)).map(|x| (k.f)((x as f64 + xmin as f64 - center + 0.5) * inv)).collect();
-            let ww: f64 = w.iter().sum();
-            if ww != 0.0 {
-                w.iter_mut().for_each(|v| *v /= ww);
-            }
-            let fixed = w
-                .iter()
-                .map(|&v| {
-                    let s = v * (1u32 << PRECISION_BITS) as f64;
-                    (if v < 0.0 { -0.5 + s } else { 0.5 + s }) as i32
-                })
-                .collect();
-            (xmin as usize, fixed)
-        })
-        .collect()
+    let mut t = Taps { taps: ksize, first: Vec::with_capacity(out_size), weights: vec![0; out_size * ksize] };
+    for xx in 0..out_size {
+        let center = in0 as f64 + (xx as f64 + 0.5) * scale;
+        let xmin = ((center - support + 0.5) as i64).max(0);
+        let xmax = ((center + support + 0.5) as i64).min(in_size as i64) - xmin;
+        let mut w: Vec<f64> = (0..xmax.max(0)).map(|x| (k.f)((x as f64 + xmin as f64 - center + 0.5) * inv)).collect();
+        let ww: f64 = w.iter().sum();
+        if ww != 0.0 {
+            w.iter_mut().for_each(|v| *v /= ww);
+        }
+        for (to, &v) in t.weights[xx * ksize..].iter_mut().zip(&w) {
+            let s = v * (1u32 << PRECISION_BITS) as f64;
+            *to = (if v < 0.0 { -0.5 + s } else { 0.5 + s }) as i32;
+        }
+        t.first.push(xmin as i32);
+    }
+    t
 }
 
-/// `clip8`: the sum's integer part, clamped to a byte.
-fn clip8(ss: i32) -> u8 {
-    (ss >> PRECISION_BITS).clamp(0, 255) as u8
-}
-
-/// One resize, as `Image.resize((dw, dh), filter, box, reducing_gap=None)` computes it on
-/// an image of `cn` channels (with `alpha`: the last is alpha, resampled premultiplied).
-/// `boxed`: the source box, as Pillow's floats.
-pub(crate) fn resize<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
+/// The plan of `Image.resize((dw, dh), filter, box, reducing_gap=None)` for a `sw` x `sh`
+/// image (with `alpha`: its last channel is alpha, and the colors are resampled
+/// premultiplied). `boxed`: the source box, as Pillow's floats.
+pub(crate) fn plan(
     (sw, sh): (usize, usize),
-    cn: usize,
     alpha: bool,
     (dw, dh): (usize, usize),
     filter: PilFilter,
     boxed: Option<[f32; 4]>,
-) -> Vec<u8> {
+) -> Plan {
     let b = boxed.unwrap_or([0.0, 0.0, sw as f32, sh as f32]);
     if (sw, sh) == (dw, dh) && b == [0.0, 0.0, sw as f32, sh as f32] {
-        return (0..sh).flat_map(|y| src(y)[..sw * cn].to_vec()).collect();
+        return Plan::Copy;
     }
-    // `LA` and `RGBA` go through `La` and `RGBa` (colors premultiplied by alpha), but for
-    // NEAREST.
-    let premultiply_alpha = alpha && cn > 1 && filter != PilFilter::Nearest;
-    let premultiplied: Vec<Vec<u8>> = match premultiply_alpha {
-        true => (0..sh).map(|y| premultiply(&src(y)[..sw * cn], cn)).collect(),
-        false => Vec::new(),
-    };
-    let rows = |y: usize| -> &[u8] { if premultiplied.is_empty() { src(y) } else { &premultiplied[y] } };
-    let mut out = if sh > sw * 100 && dh < sh {
-        // Very tall images shrinking in height: `Image.resize` resizes the height first,
-        // then the width, in two calls.
-        let tall = core(&rows, (sw, sh), cn, (sw, dh), filter, [0.0, b[1], sw as f32, b[3]]);
-        let row = |y: usize| -> &[u8] { &tall[y * sw * cn..(y + 1) * sw * cn] };
-        core(&row, (sw, dh), cn, (dw, dh), filter, [b[0], 0.0, b[2], dh as f32])
+    // Very tall images shrinking in height: `Image.resize` resizes the height first, then
+    // the width, in two calls.
+    let calls = if sh > sw * 100 && dh < sh {
+        vec![((sw, sh), (sw, dh), [0.0, b[1], sw as f32, b[3]]), ((sw, dh), (dw, dh), [b[0], 0.0, b[2], dh as f32])]
     } else {
-        core(&rows, (sw, sh), cn, (dw, dh), filter, b)
+        vec![((sw, sh), (dw, dh), b)]
     };
-    if premultiply_alpha {
-        unpremultiply(&mut out, cn);
+    if filter == PilFilter::Nearest {
+        // Each call a gather; two compose into one.
+        let gathers: Vec<(Vec<u32>, Vec<u32>)> = calls.iter().map(|&(s, d, b)| nearest(s, d, b)).collect();
+        let (mut xs, mut ys) = gathers[0].clone();
+        for (x2, y2) in &gathers[1..] {
+            let through = |outer: &[u32], inner: &[u32]| -> Vec<u32> {
+                outer.iter().map(|&i| if i == u32::MAX { i } else { inner[i as usize] }).collect()
+            };
+            (xs, ys) = (through(x2, &xs), through(y2, &ys));
+        }
+        return Plan::Gather { xs, ys };
     }
-    out
+    let passes: Vec<PilPass> = calls.into_iter().flat_map(|(s, d, b)| resample(s, d, b, filter)).collect();
+    if passes.is_empty() {
+        return Plan::Copy;
+    }
+    // `LA` and `RGBA` go through `La` and `RGBa`.
+    Plan::Pillow { passes, premultiply: alpha }
 }
 
-/// The C layer (`_resize`): a copy, NEAREST's affine scale, or `ImagingResample`.
-fn core<'a>(
-    rows: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    filter: PilFilter,
-    b: [f32; 4],
-) -> Vec<u8> {
-    let mut out = vec![0u8; dw * dh * cn];
+/// `ImagingResampleInner`: the horizontal pass over the rows the vertical one reads, then
+/// the vertical pass, each only where the size or the box asks for it.
+fn resample((sw, sh): (usize, usize), (dw, dh): (usize, usize), b: [f32; 4], filter: PilFilter) -> Vec<PilPass> {
     if (sw, sh) == (dw, dh) && b == [0.0, 0.0, dw as f32, dh as f32] {
-        return (0..sh).flat_map(|y| rows(y)[..sw * cn].to_vec()).collect();
-    }
-    if filter == PilFilter::Nearest {
-        return nearest(rows, (sw, sh), cn, (dw, dh), b, out);
+        return Vec::new(); // `_resize` copies
     }
     let need_h = dw != sw || b[0] != 0.0 || b[2] != dw as f32;
     let need_v = dh != sh || b[1] != 0.0 || b[3] != dh as f32;
     let vert = coeffs(sh, b[1], b[3], dh, filter);
-    let first = vert[0].0;
-    let last = vert[dh - 1].0 + vert[dh - 1].1.len();
-    // The horizontal pass, into rows `first..last` of an 8-bit image `dw` wide.
-    let (temp, temp_w, offset): (Vec<Vec<u8>>, usize, usize) = if need_h {
-        let horiz = coeffs(sw, b[0], b[2], dw, filter);
-        let temp = (first..last)
-            .map(|y| {
-                let row = rows(y);
-                let mut t = vec![0u8; dw * cn];
-                for (xx, (xmin, k)) in horiz.iter().enumerate() {
-                    for c in 0..cn {
-                        let mut ss = 1i32 << (PRECISION_BITS - 1);
-                        for (x, &w) in k.iter().enumerate() {
-                            ss = ss.wrapping_add(i32::from(row[(x + xmin) * cn + c]).wrapping_mul(w));
-                        }
-                        t[xx * cn + c] = clip8(ss);
-                    }
-                }
-                t
-            })
-            .collect();
-        (temp, dw, first)
-    } else {
-        ((0..sh).map(|y| rows(y)[..sw * cn].to_vec()).collect(), sw, 0)
-    };
-    if need_v {
-        for (yy, (ymin, k)) in vert.iter().enumerate() {
-            for x in 0..temp_w * cn {
-                let mut ss = 1i32 << (PRECISION_BITS - 1);
-                for (y, &w) in k.iter().enumerate() {
-                    ss = ss.wrapping_add(i32::from(temp[y + ymin - offset][x]).wrapping_mul(w));
-                }
-                out[yy * dw * cn + x] = clip8(ss);
-            }
-        }
-    } else {
-        for (yy, row) in temp.iter().enumerate().take(dh) {
-            out[yy * dw * cn..(yy + 1) * dw * cn].copy_from_slice(row);
-        }
+    let mut passes = Vec::new();
+    let mut offset = 0;
+    if need_h {
+        // The rows the vertical pass reads: from the first output's first source to the
+        // last output's last.
+        let count = |i: usize| vert.weights[i * vert.taps..(i + 1) * vert.taps].iter().rposition(|&w| w != 0);
+        let first = vert.first[0] as usize;
+        let last = (0..dh).filter_map(|i| count(i).map(|k| vert.first[i] as usize + k + 1)).max().unwrap_or(first + 1);
+        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps: coeffs(sw, b[0], b[2], dw, filter) });
+        offset = first;
     }
-    out
+    if need_v {
+        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert });
+    }
+    passes
+}
+
+/// NEAREST: `ImagingScaleAffine`, source positions stepped in double from the first output
+/// pixel's center (`COORD`: truncated, -1 below 0); `u32::MAX` where the source falls
+/// outside (the output stays 0).
+fn nearest((sw, sh): (usize, usize), (dw, dh): (usize, usize), b: [f32; 4]) -> (Vec<u32>, Vec<u32>) {
+    let axis = |s: usize, d: usize, b0: f32, b1: f32| {
+        let step = (b1 - b0) as f64 / d as f64;
+        let mut o = b0 as f64 + step * 0.5;
+        (0..d)
+            .map(|_| {
+                let i = if o < 0.0 { -1 } else { o as i64 };
+                o += step;
+                if i >= 0 && i < s as i64 { i as u32 } else { u32::MAX }
+            })
+            .collect()
+    };
+    (axis(sw, dw, b[0], b[2]), axis(sh, dh, b[1], b[3]))
 }
 
 /// `MULDIV255`: `a * b / 255`, rounded, as Pillow computes it.
-fn muldiv255(a: u32, b: u32) -> u8 {
+pub(crate) fn muldiv255(a: u32, b: u32) -> u8 {
     let t = a * b + 128;
     (((t >> 8) + t) >> 8) as u8
 }
 
-/// `rgbA2rgba` / `lA2la`: colors times alpha.
-fn premultiply(row: &[u8], cn: usize) -> Vec<u8> {
-    let mut out = row.to_vec();
-    for px in out.chunks_exact_mut(cn) {
-        let a = u32::from(px[cn - 1]);
-        for c in &mut px[..cn - 1] {
-            *c = muldiv255(u32::from(*c), a);
-        }
-    }
-    out
-}
-
-/// `rgba2rgbA` / `la2lA`: colors divided by alpha (truncated, clipped), kept where alpha is
-/// 0 or 255.
-fn unpremultiply(bytes: &mut [u8], cn: usize) {
-    for px in bytes.chunks_exact_mut(cn) {
-        let a = u32::from(px[cn - 1]);
-        if a != 0 && a != 255 {
-            for c in &mut px[..cn - 1] {
-                *c = (255 * u32::from(*c) / a).min(255) as u8;
-            }
-        }
+/// `rgba2rgbA` / `la2lA`: a color divided by alpha (truncated, clipped), kept where alpha
+/// is 0 or 255.
+pub(crate) fn unpremultiply(c: u8, a: u8) -> u8 {
+    match a {
+        0 | 255 => c,
+        a => (255 * u32::from(c) / u32::from(a)).min(255) as u8,
     }
 }
 
-/// NEAREST: `ImagingScaleAffine`, source positions stepped in double from the first
-/// output pixel's center (`COORD`: truncated, -1 below 0); outputs whose source falls
-/// outside stay 0.
-fn nearest<'a>(
-    src: &dyn Fn(usize) -> &'a [u8],
-    (sw, sh): (usize, usize),
-    cn: usize,
-    (dw, dh): (usize, usize),
-    b: [f32; 4],
-    mut out: Vec<u8>,
-) -> Vec<u8> {
-    let a0 = (b[2] - b[0]) as f64 / dw as f64;
-    let a4 = (b[3] - b[1]) as f64 / dh as f64;
-    let coord = |v: f64| if v < 0.0 { -1 } else { v as i64 };
-    let mut xo = b[0] as f64 + a0 * 0.5;
-    let mut xs = Vec::with_capacity(dw);
-    for _ in 0..dw {
-        let xin = coord(xo);
-        xs.push((xin >= 0 && xin < sw as i64).then_some(xin as usize));
-        xo += a0;
-    }
-    let mut yo = b[1] as f64 + a4 * 0.5;
-    for y in 0..dh {
-        let yi = coord(yo);
-        if yi >= 0 && yi < sh as i64 {
-            let row = src(yi as usize);
-            for (x, sx) in xs.iter().enumerate() {
-                if let Some(sx) = sx {
-                    out[(y * dw + x) * cn..(y * dw + x + 1) * cn].copy_from_slice(&row[sx * cn..(sx + 1) * cn]);
-                }
-            }
-        }
-        yo += a4;
-    }
-    out
+/// `clip8`: the sum's integer part, clamped to a byte.
+pub(crate) fn clip8(ss: i32) -> u8 {
+    (ss >> PRECISION_BITS).clamp(0, 255) as u8
 }
+
+/// The rounding term every pass's sum starts from.
+pub(crate) const HALF: i32 = 1 << (PRECISION_BITS - 1);

@@ -1,0 +1,79 @@
+//! A resize as tables: what each output pixel reads and with which weights, built on the
+//! host from the reference's own arithmetic (`cv.rs`, `pil.rs`), then run by the serial
+//! reference (`exec.rs`), all cores, and the GPU's kernels alike. The arithmetic left to
+//! the runners is integer sums and shifts, and, for OpenCV's cubic and area paths, float
+//! products and sums in a fixed order.
+
+/// Per output index, the first of `taps` source indices (consecutive, each clamped into the
+/// source by the runner: a replicated border) and their weights.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Taps<W> {
+    pub taps: usize,
+    pub first: Vec<i32>,
+    /// `taps` weights per output index.
+    pub weights: Vec<W>,
+}
+
+/// Per output index, a list of (source index, weight), in the order they are summed.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Lists {
+    /// Output `i`'s entries are `start[i]..start[i + 1]`.
+    pub start: Vec<u32>,
+    pub index: Vec<u32>,
+    pub weight: Vec<f32>,
+}
+
+/// How OpenCV's vertical pass rounds the weighted rows (`VResize*<uchar>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Rule {
+    /// `VResizeLinear<uchar>`: rows shifted right by 4, multiplied high by the weights, sum
+    /// + 2 shifted right by 2.
+    Linear = 0,
+    /// `VResizeCubic<uchar>`: the first `vector_elems` elements of a row in float (OpenCV's
+    /// 128-bit vector form), the rest in integers.
+    Cubic = 1,
+    /// `VResizeLanczos4<uchar>`: the integer sum, + 2^21 shifted right by 22.
+    Lanczos = 2,
+    /// `resize_bitExact`'s vertical line: 8.8 rows, 8.8 weights, + 2^15 shifted right by 16.
+    Exact = 3,
+}
+
+/// One of Pillow's passes: along rows (`horizontal`) or columns, 8 bits in and out.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PilPass {
+    pub horizontal: bool,
+    /// The output of this pass.
+    pub out: (usize, usize),
+    /// Horizontal: output row `r` reads input row `r + offset`. Vertical: output index `i`
+    /// reads input rows `taps.first[i] - offset + k`.
+    pub offset: usize,
+    pub taps: Taps<i32>,
+}
+
+/// A resize, as tables.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Plan {
+    /// The same size: a copy.
+    Copy,
+    /// Each output pixel copies source pixel `(xs[x], ys[y])`; `u32::MAX` in either leaves
+    /// it 0 (Pillow's NEAREST outside the box).
+    Gather { xs: Vec<u32>, ys: Vec<u32> },
+    /// OpenCV's separable fixed point: the horizontal sums of `y.taps` rows, `x.taps`
+    /// 11-bit (or 8.8) weights each, then the vertical `rule`.
+    Separable { x: Taps<i16>, y: Taps<i16>, rule: Rule },
+    /// OpenCV's integer-factor area: the sum of each `fx` x `fy` cell, `(sum + 2) >> 2`
+    /// when `halving`, else the sum times `1.f / (fx * fy)` rounded to even.
+    Cells { fx: usize, fy: usize, halving: bool },
+    /// OpenCV's area average in float: each source row's weighted sums, then the rows'.
+    Area { x: Lists, y: Lists },
+    /// Pillow's passes, colors premultiplied by alpha first and divided after when
+    /// `premultiply`.
+    Pillow { passes: Vec<PilPass>, premultiply: bool },
+}
+
+/// The elements of a row of `width` bytes that OpenCV's 128-bit vector form of the cubic
+/// vertical pass takes (8 `short`s at a time; the rest are the scalar loop's).
+pub(crate) fn cubic_vector_elems(width: usize) -> usize {
+    width / 8 * 8
+}
