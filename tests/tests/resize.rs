@@ -160,3 +160,61 @@ fn the_cpu_reference_matches_opencv_and_pillow() {
     }
     assert!(failures.is_empty(), "{} of {ran} cases differ: {by_mode:?}", failures.len());
 }
+
+/// A case's expected bytes where the golden holds them, else its digest.
+fn matches(case: &Case, got: &[u8]) -> bool {
+    fnv1a(got) == u64::from_str_radix(case.get("fnv").unwrap(), 16).unwrap()
+}
+
+/// The golden cases of one channel count, as a GPU input: (case, source image).
+fn gpu_cases<'t, P: cuimg::Pixel>(text: &'t str, c: &str) -> Vec<(Case<'t>, Filter, Image<P>)> {
+    cases(text)
+        .into_iter()
+        .filter(|case| case.get("c") == Some(c) && case.get("box").is_none() && !ipp_cubic(case))
+        .filter_map(|case| {
+            let f = filter(&case)?;
+            let (w, h, bytes) = source(&case)?;
+            Some((case, f, Image::<P>::from_bytes(w, h, &bytes).unwrap()))
+        })
+        .collect()
+}
+
+/// A filter and an output size: the cases of one batch.
+type Group = (Filter, (u32, u32));
+
+fn gpu_matches<P: cuimg::Pixel>(gpu: &cuimg::Gpu, text: &str, c: &str) -> usize {
+    let all = gpu_cases::<P>(text, c);
+    // Each case alone, then every case of a filter and an output size as one ragged batch.
+    for (case, f, img) in &all {
+        let d = case.size("dst");
+        let got = gpu.resize(&img.view(), d.0, d.1, *f).unwrap();
+        assert!(matches(case, got.as_bytes()), "{} on the GPU", case.line.split(" fnv=").next().unwrap());
+    }
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
+    for (i, (case, f, _)) in all.iter().enumerate() {
+        let k = (*f, case.size("dst"));
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((k, vec![i])),
+        }
+    }
+    for ((f, d), members) in groups {
+        let views: Vec<_> = members.iter().map(|&i| all[i].2.view()).collect();
+        let got = gpu.resize_batch(&views, d.0, d.1, f).unwrap();
+        for (&i, img) in members.iter().zip(&got) {
+            assert!(matches(&all[i].0, img.as_bytes()), "{} in a batch of {}", all[i].0.line, members.len());
+        }
+    }
+    all.len()
+}
+
+#[test]
+fn the_gpu_matches_opencv_and_pillow_single_and_batch() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let text = goldens();
+    let ran = gpu_matches::<Gray8>(&gpu, &text, "1")
+        + gpu_matches::<La8>(&gpu, &text, "2")
+        + gpu_matches::<Rgb8>(&gpu, &text, "3")
+        + gpu_matches::<Rgba8>(&gpu, &text, "4");
+    assert!(ran > 1000, "{ran} cases ran");
+}

@@ -25,7 +25,7 @@ operations! {
     lut: [LUT];
     clahe: [CLAHE];
     orient: [ORIENT];
-    resize: [];
+    resize: [RESIZE];
     // Gather works on slices, not images: it is tested on its own (tests/tests/gather.rs).
     gather: [];
 }

@@ -4,7 +4,9 @@
 pub(crate) mod cpu;
 mod cv;
 pub(crate) mod exec;
+mod gpu;
 mod pil;
+pub(crate) mod op;
 pub(crate) mod plan;
 
 use crate::error::{Error, Result};
@@ -44,11 +46,62 @@ pub enum PilFilter {
     Lanczos,
 }
 
-/// How to resize: a mode and the reference it is exact with.
+/// How to resize: a mode and the reference it is exact with. Named `cv-<mode>` and
+/// `pil-<filter>` (`FromStr` and `Display`), as the tool takes them.
+///
+/// ```
+/// use cuimg::{CvInterpolation, Filter, PilFilter};
+/// assert_eq!("cv-linear".parse::<Filter>().unwrap(), Filter::OpenCv(CvInterpolation::Linear));
+/// assert_eq!(Filter::Pillow(PilFilter::Bicubic).to_string(), "pil-bicubic");
+/// assert!("bilinear".parse::<Filter>().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Filter {
     OpenCv(CvInterpolation),
     Pillow(PilFilter),
+}
+
+impl Filter {
+    /// Every filter, by name.
+    pub const ALL: [(&'static str, Filter); 13] = [
+        ("cv-nearest", Filter::OpenCv(CvInterpolation::Nearest)),
+        ("cv-nearest-exact", Filter::OpenCv(CvInterpolation::NearestExact)),
+        ("cv-linear", Filter::OpenCv(CvInterpolation::Linear)),
+        ("cv-linear-exact", Filter::OpenCv(CvInterpolation::LinearExact)),
+        ("cv-area", Filter::OpenCv(CvInterpolation::Area)),
+        ("cv-cubic", Filter::OpenCv(CvInterpolation::Cubic)),
+        ("cv-lanczos4", Filter::OpenCv(CvInterpolation::Lanczos4)),
+        ("pil-nearest", Filter::Pillow(PilFilter::Nearest)),
+        ("pil-box", Filter::Pillow(PilFilter::Box)),
+        ("pil-bilinear", Filter::Pillow(PilFilter::Bilinear)),
+        ("pil-hamming", Filter::Pillow(PilFilter::Hamming)),
+        ("pil-bicubic", Filter::Pillow(PilFilter::Bicubic)),
+        ("pil-lanczos", Filter::Pillow(PilFilter::Lanczos)),
+    ];
+
+    /// Its name (`cv-linear`, `pil-bicubic`, ...).
+    pub fn name(self) -> &'static str {
+        Filter::ALL.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).expect("every filter is named")
+    }
+}
+
+impl std::fmt::Display for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Filter {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Filter> {
+        Filter::ALL.iter().find(|(n, _)| *n == s).map(|(_, f)| *f).ok_or_else(|| Error::InvalidParameter {
+            what: "the resize filter".into(),
+            why: format!(
+                "{s:?} is none of {}",
+                Filter::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        })
+    }
 }
 
 /// The plan of a resize of a `sw` x `sh` image of `P` to `dw` x `dh`, after the checks every

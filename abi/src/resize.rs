@@ -1,0 +1,126 @@
+//! Resizing. The host turns each resize into tables (what each output pixel reads, and with
+//! which weights, made from the reference's own arithmetic); the kernels run them. Every
+//! kernel takes an array of [`ResizeJob`]s, one per image (`blockIdx.z`), so a single image
+//! and a ragged batch take the same kernels, and reads each job's tables at its offsets into
+//! the launch's table buffers. Every source read is clamped into its image.
+
+use crate::DevPtr;
+
+/// An image as the resize kernels read or write it: its first pixel's device address, its
+/// row pitch in bytes, its size.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Plane {
+    pub data: u64,
+    pub pitch: u64,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// One image's resize. The meaning of `x`, `xw`, `y`, `yw` and `extra` is each kernel's (its
+/// parameters say); they are element offsets into the launch's tables, or small integers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResizeJob {
+    pub src: Plane,
+    pub dst: Plane,
+    pub x: u32,
+    pub xw: u32,
+    pub y: u32,
+    pub yw: u32,
+    pub extra: u32,
+    pub _pad: u32,
+}
+
+/// Nearest neighbour: output `(x, y)` copies source `(ints[job.x + x], ints[job.y + y])`;
+/// `u32::MAX` in either leaves it 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeGather {
+    pub jobs: DevPtr<ResizeJob>,
+    pub count: u32,
+    pub _pad: u32,
+    pub ints: DevPtr<u32>,
+}
+
+/// OpenCV's separable fixed point. Output `x` of a row sums `x_taps` source columns from
+/// `ints[job.x + x]` with weights `shorts[job.xw + x * x_taps ..]`; the `y_taps` rows from
+/// `ints[job.y + y]` are combined with `shorts[job.yw + y * y_taps ..]` by `rule` (0 linear,
+/// 1 cubic, whose first `job.extra` elements of a row take the float form, 2 Lanczos-4, 3
+/// OpenCV's bit-exact linear).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeSeparable {
+    pub jobs: DevPtr<ResizeJob>,
+    pub count: u32,
+    pub x_taps: u32,
+    pub y_taps: u32,
+    pub rule: u32,
+    pub ints: DevPtr<i32>,
+    pub shorts: DevPtr<i16>,
+}
+
+/// OpenCV's integer-factor area: the sum of each `job.x` x `job.y` cell; `(sum + 2) >> 2`
+/// when `job.extra` is 1, else the sum times `1.f / (x * y)` rounded to even.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeCells {
+    pub jobs: DevPtr<ResizeJob>,
+    pub count: u32,
+    pub _pad: u32,
+}
+
+/// OpenCV's area average in float. Per axis, `ints[job.x ..]` holds `width + 1` list starts
+/// then the source indices, `floats[job.xw ..]` their weights (`job.y`, `job.yw` for rows):
+/// per row of the cell the weighted sum across, then the rows', each in list order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeArea {
+    pub jobs: DevPtr<ResizeJob>,
+    pub count: u32,
+    pub _pad: u32,
+    pub ints: DevPtr<u32>,
+    pub floats: DevPtr<f32>,
+}
+
+/// One of Pillow's passes, along rows (`horizontal`) or columns: output index `i` sums
+/// `job.y` inputs from `ints[job.x + i]` with weights `weights[job.xw + i * job.y ..]`,
+/// 22-bit fixed point, clipped to a byte. A horizontal pass reads input row `r + job.extra`
+/// for output row `r`; a vertical one input rows from `ints[job.x + r] - job.extra`.
+/// `premultiply`: colors are multiplied by alpha as they are read (Pillow's `RGBa`);
+/// `divide`: divided by it as they are written.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizePillow {
+    pub jobs: DevPtr<ResizeJob>,
+    pub count: u32,
+    pub horizontal: u32,
+    pub premultiply: u32,
+    pub divide: u32,
+    pub ints: DevPtr<i32>,
+    pub weights: DevPtr<i32>,
+}
+
+kernels! {
+    /// One output pixel per thread; 2-D over the largest output, `blockIdx.z` the job.
+    ResizeGatherC1 = resize_gather_c1(ResizeGather);
+    ResizeGatherC2 = resize_gather_c2(ResizeGather);
+    ResizeGatherC3 = resize_gather_c3(ResizeGather);
+    ResizeGatherC4 = resize_gather_c4(ResizeGather);
+    ResizeSeparableC1 = resize_separable_c1(ResizeSeparable);
+    ResizeSeparableC2 = resize_separable_c2(ResizeSeparable);
+    ResizeSeparableC3 = resize_separable_c3(ResizeSeparable);
+    ResizeSeparableC4 = resize_separable_c4(ResizeSeparable);
+    ResizeCellsC1 = resize_cells_c1(ResizeCells);
+    ResizeCellsC2 = resize_cells_c2(ResizeCells);
+    ResizeCellsC3 = resize_cells_c3(ResizeCells);
+    ResizeCellsC4 = resize_cells_c4(ResizeCells);
+    ResizeAreaC1 = resize_area_c1(ResizeArea);
+    ResizeAreaC2 = resize_area_c2(ResizeArea);
+    ResizeAreaC3 = resize_area_c3(ResizeArea);
+    ResizeAreaC4 = resize_area_c4(ResizeArea);
+    ResizePillowC1 = resize_pillow_c1(ResizePillow);
+    ResizePillowC2 = resize_pillow_c2(ResizePillow);
+    ResizePillowC3 = resize_pillow_c3(ResizePillow);
+    ResizePillowC4 = resize_pillow_c4(ResizePillow);
+}
