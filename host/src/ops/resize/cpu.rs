@@ -11,7 +11,7 @@ use crate::pixel::Pixel;
 /// use cuimg::{CvInterpolation, Filter, Gray8, Image, cpu};
 /// let img = Image::from_fn(4, 2, |x, y| Gray8([(x * 60 + y * 10) as u8]));
 /// let half = cpu::resize(&img.view(), 2, 1, Filter::OpenCv(CvInterpolation::Area)).unwrap();
-/// assert_eq!(half.as_bytes(), &[38, 158]); // the mean of each 2x2 cell, as cv2.resize
+/// assert_eq!(half.as_bytes(), &[35, 155]); // each 2x2 cell: (sum + 2) >> 2, as cv2.resize
 /// ```
 pub fn resize<P: Pixel>(src: &ImageView<'_, P>, width: u32, height: u32, filter: Filter) -> Result<Image<P>> {
     let plan = plan_for::<P>(src.width(), src.height(), width, height, filter)?;
