@@ -12,6 +12,7 @@
 //! assert!(gray.pixels().iter().all(|p| p.0 == [200]));
 //! ```
 
+pub use crate::ops::border::cpu::copy_make_border;
 pub use crate::ops::clahe::cpu::{clahe, clahe_color};
 pub use crate::ops::equalize::cpu::{equalize, equalize_color};
 pub use crate::ops::gather::cpu::gather;

@@ -63,6 +63,7 @@ pub use crate::image::{Dimensions, Image, ImageView, ImageViewMut, PlanarView, R
 #[cfg(feature = "io")]
 pub use crate::image_crate::DynamicView;
 pub use crate::limits::Limits;
+pub use crate::ops::border::{Border, Padding};
 pub use crate::ops::clahe::Clahe;
 pub use crate::ops::equalize::EqualizeMode;
 pub use crate::ops::gather::GatherCheck;

@@ -193,3 +193,25 @@ pub fn resize<P: Pixel>(src: &ImageView<'_, P>, width: u32, height: u32, filter:
     exec::run_parallel(&plan, &source, (width as usize, height as usize), out.as_bytes_mut());
     Ok(out)
 }
+
+/// [`cpu::copy_make_border`] on all cores: bands of output rows.
+pub fn copy_make_border<P: Pixel>(
+    src: &ImageView<'_, P>,
+    pad: crate::Padding,
+    border: crate::Border,
+) -> Result<Image<P>> {
+    let (w, h) = crate::ops::border::output_size(src.width(), src.height(), pad)?;
+    let (sw, sh) = (src.width() as i64, src.height() as i64);
+    let fill = border.fill::<P>();
+    let mut out = Image::<P>::try_new(w, h)?;
+    out.pixels_mut().par_chunks_mut(w as usize).enumerate().for_each(|(y, row)| {
+        let sy = border.source(y as i64 - pad.top as i64, sh);
+        for (x, px) in row.iter_mut().enumerate() {
+            *px = match (border.source(x as i64 - pad.left as i64, sw), sy) {
+                (Some(sx), Some(sy)) => src.get(sx as u32, sy as u32),
+                _ => fill,
+            };
+        }
+    });
+    Ok(out)
+}

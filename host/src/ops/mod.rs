@@ -26,6 +26,7 @@ operations! {
     clahe: [CLAHE];
     orient: [ORIENT];
     resize: [RESIZE];
+    border: [BORDER];
     // Gather works on slices, not images: it is tested on its own (tests/tests/gather.rs).
     gather: [];
 }
