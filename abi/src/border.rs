@@ -19,6 +19,11 @@ pub const fn interpolate(p: i64, len: i64, kind: u32) -> i64 {
     if p >= 0 && p < len {
         return p;
     }
+    // (An empty axis has no source; saying so first also spares the kernels the panic path
+    // of the divisions below, whose message would embed this file's path in the PTX.)
+    if len <= 0 {
+        return -1;
+    }
     match kind {
         REPLICATE => {
             if p < 0 {

@@ -21,4 +21,4 @@ pub use crate::ops::grayscale_histogram::cpu::grayscale_histogram;
 pub use crate::ops::histogram::cpu::histogram;
 pub use crate::ops::lut::cpu::{apply_lut, apply_luts};
 pub use crate::ops::orient::cpu::orient;
-pub use crate::ops::resize::cpu::resize;
+pub use crate::ops::resize::cpu::{resize, resize_box};

@@ -2,7 +2,7 @@
 //! of `tests/golden/resize.txt` (made on the lent GPU machine by
 //! `tests/golden/make_resize_goldens.py`) on the CPU reference.
 
-use cuimg::{CvInterpolation, Filter, Gray8, Image, La8, PilFilter, Rgb8, Rgba8, cpu};
+use cuimg::{CvInterpolation, Filter, Gray8, Image, La8, PilFilter, Rgb8, Rgba8, SourceBox, cpu};
 use cuimg_tests::{fnv1a, splitmix_bytes};
 
 /// One golden line: `key=value` fields.
@@ -82,9 +82,21 @@ fn filter(case: &Case) -> Option<Filter> {
     })
 }
 
-fn run<P: cuimg::Pixel>(w: u32, h: u32, bytes: &[u8], d: (u32, u32), f: Filter) -> Vec<u8> {
+/// A case's source box (Pillow's `box=`), if it has one.
+fn source_box(case: &Case) -> Option<SourceBox> {
+    let v: Vec<f32> = case.get("box")?.split(',').map(|n| n.parse().unwrap()).collect();
+    Some(SourceBox { x0: v[0], y0: v[1], x1: v[2], y1: v[3] })
+}
+
+fn run<P: cuimg::Pixel>(w: u32, h: u32, bytes: &[u8], d: (u32, u32), f: Filter, bx: Option<SourceBox>) -> Vec<u8> {
     let img = Image::<P>::from_bytes(w, h, bytes).unwrap();
-    cpu::resize(&img.view(), d.0, d.1, f).unwrap().as_bytes().to_vec()
+    match bx {
+        Some(bx) => cpu::resize_box(&img.view(), d.0, d.1, f, bx),
+        None => cpu::resize(&img.view(), d.0, d.1, f),
+    }
+    .unwrap()
+    .as_bytes()
+    .to_vec()
 }
 
 /// OpenCV's INTER_CUBIC with IPP on (the default of the x86 wheels), for 1, 3 or 4 channels:
@@ -96,21 +108,18 @@ fn ipp_cubic(case: &Case) -> bool {
         && case.get("c") != Some("2")
 }
 
-/// Runs every resize case without a box on the CPU; returns the failures by mode.
+/// Runs every resize case on the CPU; returns the failures by mode.
 fn check_cpu(text: &str) -> (usize, Vec<String>) {
     let mut failures = Vec::new();
     let mut ran = 0;
     for case in cases(text) {
         let (Some(f), Some((w, h, bytes))) = (filter(&case), source(&case)) else { continue };
-        if case.get("box").is_some() {
-            continue;
-        }
-        let d = case.size("dst");
+        let (d, bx) = (case.size("dst"), source_box(&case));
         let got = match case.get("c").unwrap() {
-            "1" => run::<Gray8>(w, h, &bytes, d, f),
-            "2" => run::<La8>(w, h, &bytes, d, f),
-            "3" => run::<Rgb8>(w, h, &bytes, d, f),
-            _ => run::<Rgba8>(w, h, &bytes, d, f),
+            "1" => run::<Gray8>(w, h, &bytes, d, f, bx),
+            "2" => run::<La8>(w, h, &bytes, d, f, bx),
+            "3" => run::<Rgb8>(w, h, &bytes, d, f, bx),
+            _ => run::<Rgba8>(w, h, &bytes, d, f, bx),
         };
         ran += 1;
         let want = u64::from_str_radix(case.get("fnv").unwrap(), 16).unwrap();
@@ -170,7 +179,7 @@ fn matches(case: &Case, got: &[u8]) -> bool {
 fn gpu_cases<'t, P: cuimg::Pixel>(text: &'t str, c: &str) -> Vec<(Case<'t>, Filter, Image<P>)> {
     cases(text)
         .into_iter()
-        .filter(|case| case.get("c") == Some(c) && case.get("box").is_none() && !ipp_cubic(case))
+        .filter(|case| case.get("c") == Some(c) && !ipp_cubic(case))
         .filter_map(|case| {
             let f = filter(&case)?;
             let (w, h, bytes) = source(&case)?;
@@ -187,11 +196,15 @@ fn gpu_matches<P: cuimg::Pixel>(gpu: &cuimg::Gpu, text: &str, c: &str) -> usize 
     // Each case alone, then every case of a filter and an output size as one ragged batch.
     for (case, f, img) in &all {
         let d = case.size("dst");
-        let got = gpu.resize(&img.view(), d.0, d.1, *f).unwrap();
+        let got = match source_box(case) {
+            Some(bx) => gpu.resize_box(&img.view(), d.0, d.1, *f, bx),
+            None => gpu.resize(&img.view(), d.0, d.1, *f),
+        }
+        .unwrap();
         assert!(matches(case, got.as_bytes()), "{} on the GPU", case.line.split(" fnv=").next().unwrap());
     }
     let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
-    for (i, (case, f, _)) in all.iter().enumerate() {
+    for (i, (case, f, _)) in all.iter().enumerate().filter(|(_, (case, ..))| source_box(case).is_none()) {
         let k = (*f, case.size("dst"));
         match groups.iter_mut().find(|(g, _)| *g == k) {
             Some((_, v)) => v.push(i),

@@ -10,7 +10,7 @@ use cuimg_abi::resize::{
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 
 use super::plan::{Plan, cubic_vector_elems};
-use super::{Filter, plan_for};
+use super::{Filter, SourceBox, plan_boxed, plan_for};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::pixel::{Channels, Pixel};
@@ -81,8 +81,35 @@ impl Stream {
         dst: &mut impl AsDeviceViewMut<P>,
         filter: Filter,
     ) -> Result<()> {
+        self.resize_maybe_boxed(src, dst, filter, None)
+    }
+
+    /// [`Stream::resize`] of `src`'s box `bx` (see [`SourceBox`]): Pillow's fractional box,
+    /// or OpenCV's whole-pixel crop.
+    pub fn resize_box<P: Pixel>(
+        &self,
+        src: &impl AsDeviceView<P>,
+        dst: &mut impl AsDeviceViewMut<P>,
+        filter: Filter,
+        bx: SourceBox,
+    ) -> Result<()> {
+        self.resize_maybe_boxed(src, dst, filter, Some(bx))
+    }
+
+    fn resize_maybe_boxed<P: Pixel>(
+        &self,
+        src: &impl AsDeviceView<P>,
+        dst: &mut impl AsDeviceViewMut<P>,
+        filter: Filter,
+        bx: Option<SourceBox>,
+    ) -> Result<()> {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
-        let plan = plan_for::<P>(src.width(), src.height(), dst.width(), dst.height(), filter)?;
+        crate::validate::non_empty(src.width(), src.height())?;
+        let (src, bx) = match bx.map(|b| b.check(src.width(), src.height(), filter)).transpose()? {
+            Some(Some(rect)) => (src.roi(rect)?, None),
+            _ => (src, bx),
+        };
+        let plan = plan_boxed::<P>(src.width(), src.height(), dst.width(), dst.height(), filter, bx)?;
         if !self.same_context(src.img.buf.context()) || !self.same_context(dst.img.buf.context()) {
             return Err(Error::WrongContext("the resize source or destination".into()));
         }
@@ -102,6 +129,19 @@ impl Stream {
     /// reference resizes it: one launch for each kind of plan the sizes make (one, for a
     /// batch of photos to one size), and one more per pass of Pillow's.
     pub fn resize_batch<P: Pixel>(&self, src: &DeviceBatch<P>, dst: &mut DeviceBatch<P>, filter: Filter) -> Result<()> {
+        self.resize_batch_boxed(src, dst, filter, &[])
+    }
+
+    /// [`Stream::resize_batch`] with a source box per image (`boxes[i]`, or the whole image
+    /// where `boxes` is shorter or holds `None`): Pillow's fractional boxes, or OpenCV's
+    /// whole-pixel crops.
+    pub fn resize_batch_boxed<P: Pixel>(
+        &self,
+        src: &DeviceBatch<P>,
+        dst: &mut DeviceBatch<P>,
+        filter: Filter,
+        boxes: &[Option<SourceBox>],
+    ) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::WrongLength { what: "the resize destination batch".into(), expected: src.len(), actual: dst.len() });
         }
@@ -109,8 +149,15 @@ impl Stream {
             return Err(Error::WrongContext("the resize source or destination batch".into()));
         }
         let mut plans = Vec::with_capacity(src.len());
-        for (s, d) in src.entries.iter().zip(&dst.entries) {
-            plans.push(plan_for::<P>(s.width, s.height, d.width, d.height, filter)?);
+        // Per image: the plan, and the crop OpenCV's filters read (a rectangle of the image).
+        let mut crops = Vec::with_capacity(src.len());
+        for (i, (s, d)) in src.entries.iter().zip(&dst.entries).enumerate() {
+            let bx = boxes.get(i).copied().flatten();
+            let crop = bx.map(|b| b.check(s.width, s.height, filter)).transpose()?.flatten();
+            let (w, h) = crop.map_or((s.width, s.height), |r| (r.width, r.height));
+            let pillow_box = if crop.is_some() { None } else { bx };
+            plans.push(plan_boxed::<P>(w, h, d.width, d.height, filter, pillow_box)?);
+            crops.push(crop);
         }
         let from = src.read(&self.raw)?;
         let base_in = from._data.ptr().addr();
@@ -119,10 +166,16 @@ impl Stream {
         let c = P::CHANNELS as u64;
         let work = plans
             .into_iter()
+            .zip(crops)
             .zip(src.entries.iter().zip(&dst.entries))
-            .map(|(plan, (s, d))| Work {
+            .map(|((plan, crop), (s, d))| Work {
                 plan,
-                src: Plane { data: base_in + s.offset as u64, pitch: s.width as u64 * c, width: s.width, height: s.height },
+                src: {
+                    let pitch = s.width as u64 * c;
+                    let r = crop.unwrap_or(crate::image::Rect::new(0, 0, s.width, s.height));
+                    let at = s.offset as u64 + r.y as u64 * pitch + r.x as u64 * c;
+                    Plane { data: base_in + at, pitch, width: r.width, height: r.height }
+                },
                 dst: Plane { data: base_out + d.offset as u64, pitch: d.width as u64 * c, width: d.width, height: d.height },
             })
             .collect();
@@ -402,6 +455,24 @@ impl Stream {
 }
 
 impl Gpu {
+    /// Blocking: `src`'s box `bx` resized to `width` x `height` (see [`SourceBox`]).
+    pub fn resize_box<P: Pixel>(
+        &self,
+        src: &ImageView<'_, P>,
+        width: u32,
+        height: u32,
+        filter: Filter,
+        bx: SourceBox,
+    ) -> Result<Image<P>> {
+        plan_for::<P>(src.width(), src.height(), width, height, filter)?;
+        bx.check(src.width(), src.height(), filter)?;
+        let s = self.blocking_stream();
+        let d_src = s.upload(src)?;
+        let mut dst = s.alloc_for_output::<P>(width, height)?;
+        s.resize_box(&d_src, &mut dst, filter, bx)?;
+        s.download(&dst)
+    }
+
     /// Blocking: `src` resized to `width` x `height` as `filter`'s reference resizes it.
     pub fn resize<P: Pixel>(&self, src: &ImageView<'_, P>, width: u32, height: u32, filter: Filter) -> Result<Image<P>> {
         plan_for::<P>(src.width(), src.height(), width, height, filter)?;

@@ -8,6 +8,9 @@ mod gpu;
 mod pil;
 pub(crate) mod op;
 pub(crate) mod plan;
+mod sizing;
+
+pub use sizing::{ResizeLayout, Sizing};
 
 use crate::error::{Error, Result};
 use crate::pixel::Pixel;
@@ -104,9 +107,80 @@ impl std::str::FromStr for Filter {
     }
 }
 
+/// The part of the source a resize reads, in source pixels: from `(x0, y0)` to `(x1, y1)`.
+/// Pillow's filters take fractional boxes, as `Image.resize(size, filter, box)` does (a
+/// random-resized crop's box, say); OpenCV's take whole pixels, the crop a slice makes
+/// before `cv2.resize` (`img[y0:y1, x0:x1]`).
+///
+/// ```
+/// use cuimg::{Filter, Gray8, Image, SourceBox, cpu};
+/// let img = Image::from_fn(8, 6, |x, y| Gray8([(x * 30 + y) as u8]));
+/// let bx = SourceBox { x0: 2.0, y0: 1.0, x1: 6.0, y1: 5.0 };
+/// let a = cpu::resize_box(&img.view(), 2, 2, "cv-area".parse()?, bx)?;
+/// let crop = img.roi(cuimg::Rect::new(2, 1, 4, 4))?;
+/// assert_eq!(a, cpu::resize(&crop, 2, 2, "cv-area".parse()?)?); // the same as resizing the crop
+/// assert!(cpu::resize_box(&img.view(), 2, 2, "cv-area".parse()?, SourceBox { x1: 5.5, ..bx }).is_err());
+/// assert!(cpu::resize_box(&img.view(), 2, 2, "pil-bicubic".parse()?, SourceBox { x1: 5.5, ..bx }).is_ok());
+/// # Ok::<(), cuimg::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SourceBox {
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+}
+
+impl SourceBox {
+    /// The whole of a `width` x `height` image.
+    pub fn whole(width: u32, height: u32) -> SourceBox {
+        SourceBox { x0: 0.0, y0: 0.0, x1: width as f32, y1: height as f32 }
+    }
+
+    /// Checked against a `width` x `height` source, as Pillow checks a box (inside the image,
+    /// not empty, finite); for OpenCV's filters, also on whole pixels: then the crop.
+    pub(crate) fn check(self, width: u32, height: u32, filter: Filter) -> Result<Option<crate::image::Rect>> {
+        let SourceBox { x0, y0, x1, y1 } = self;
+        let bad = |why: String| Err(Error::InvalidParameter { what: "the resize's source box".into(), why });
+        if ![x0, y0, x1, y1].iter().all(|v| v.is_finite()) {
+            return bad(format!("{self:?} is not finite"));
+        }
+        if x0 < 0.0 || y0 < 0.0 || x1 > width as f32 || y1 > height as f32 {
+            return bad(format!("{self:?} reaches outside the {width} x {height} source"));
+        }
+        if x1 <= x0 || y1 <= y0 {
+            return bad(format!("{self:?} is empty"));
+        }
+        match filter {
+            Filter::Pillow(_) => Ok(None),
+            Filter::OpenCv(_) if [x0, y0, x1, y1].iter().all(|v| v.fract() == 0.0) => Ok(Some(crate::image::Rect::new(
+                x0 as u32,
+                y0 as u32,
+                (x1 - x0) as u32,
+                (y1 - y0) as u32,
+            ))),
+            Filter::OpenCv(_) => bad(format!(
+                "{self:?} is not on whole pixels: OpenCV's resize reads a crop of whole pixels (the Pillow filters take fractional boxes)"
+            )),
+        }
+    }
+}
+
 /// The plan of a resize of a `sw` x `sh` image of `P` to `dw` x `dh`, after the checks every
 /// form makes: no empty source or output.
 pub(crate) fn plan_for<P: Pixel>(sw: u32, sh: u32, dw: u32, dh: u32, filter: Filter) -> Result<plan::Plan> {
+    plan_boxed::<P>(sw, sh, dw, dh, filter, None)
+}
+
+/// [`plan_for`] with Pillow's source box.
+pub(crate) fn plan_boxed<P: Pixel>(
+    sw: u32,
+    sh: u32,
+    dw: u32,
+    dh: u32,
+    filter: Filter,
+    boxed: Option<SourceBox>,
+) -> Result<plan::Plan> {
     validate::non_empty(sw, sh)?;
     if dw == 0 || dh == 0 {
         return Err(Error::InvalidParameter {
@@ -117,6 +191,6 @@ pub(crate) fn plan_for<P: Pixel>(sw: u32, sh: u32, dw: u32, dh: u32, filter: Fil
     let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
     Ok(match filter {
         Filter::OpenCv(mode) => cv::plan(s, P::CHANNELS, d, mode),
-        Filter::Pillow(f) => pil::plan(s, P::ALPHA.is_some(), d, f, None),
+        Filter::Pillow(f) => pil::plan(s, P::ALPHA.is_some(), d, f, boxed.map(|b| [b.x0, b.y0, b.x1, b.y1])),
     })
 }

@@ -1,6 +1,9 @@
 //! `resize` in the registry (`crate::registry`).
 
-use super::Filter;
+use super::{Filter, ResizeLayout, Sizing, SourceBox};
+use crate::ops::border::{Border, Padding};
+use crate::image::{Image, ImageView};
+use crate::pixel::Pixel;
 use crate::error::{Error, Result};
 use crate::registry::{
     AnyDeviceView, AnyView, Bound, Cli, GrayInput, Operation, Output, Param, PixelFormat, Produces, Target, host,
@@ -13,16 +16,58 @@ const NAME: &str = "resize";
 
 pub(crate) static RESIZE: Operation = Operation {
     name: NAME,
-    about: "resizes to a size, exact with OpenCV's resize or Pillow's Image.resize",
+    about: "resizes, exact with OpenCV's resize or Pillow's Image.resize",
     reference: "OpenCV resize (INTER_*) and Pillow Image.resize, by filter",
     formats: &PixelFormat::ALL,
     params: &[
         Param {
             name: "size",
-            help: "the output's width and height, WIDTHxHEIGHT",
+            help: "the output's width and height, WIDTHxHEIGHT (exact, unless --fit or --fill)",
             default: Some("37x23"),
             samples: &["1x1", "64x48", "5x90"],
             bad: Some("0x10"),
+        },
+        Param {
+            name: "width",
+            help: "the output's width, the height by the aspect (0: by --size)",
+            default: Some("0"),
+            samples: &["19"],
+            bad: Some("-3"),
+        },
+        Param {
+            name: "height",
+            help: "the output's height, the width by the aspect (0: by --size)",
+            default: Some("0"),
+            samples: &["7"],
+            bad: Some("x"),
+        },
+        Param {
+            name: "scale",
+            help: "both sides times this factor, rounded (0: by --size)",
+            default: Some("0"),
+            samples: &["0.37", "2.5"],
+            bad: Some("nan"),
+        },
+        Param {
+            name: "fit",
+            help: "inside --size, the aspect kept",
+            default: None,
+            samples: &["on"],
+            bad: None,
+        },
+        Param {
+            name: "fill",
+            help: "--size exactly, the aspect kept by cropping the source's center",
+            default: None,
+            samples: &["on"],
+            bad: None,
+        },
+        Param {
+            name: "pad",
+            help: "with --fit: padded to --size with this color, centered (a letterbox): C0[,C1,C2,C3]; none: not padded",
+            default: Some("none"),
+            samples: &["114,114,114,255"],
+            bad: Some("300"),
         },
         Param {
             name: "filter",
@@ -47,20 +92,7 @@ pub(crate) static RESIZE: Operation = Operation {
             bad: Some("bilinear"),
         },
     ],
-    bind: |args| {
-        let size = args.get("size").unwrap_or("37x23");
-        let parsed = size.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
-        let (width, height) = match parsed {
-            Some((w, h)) if w > 0 && h > 0 => (w, h),
-            _ => {
-                return Err(Error::InvalidParameter {
-                    what: "--size".into(),
-                    why: format!("{size:?} is not WIDTHxHEIGHT with both at least 1"),
-                });
-            }
-        };
-        Ok(Box::new(Resize { width, height, filter: args.get("filter").unwrap_or("cv-linear").parse()? }))
-    },
+    bind: |args| Ok(Box::new(Resize { sizing: sizing(args)?, filter: args.get("filter").unwrap_or("cv-linear").parse()? })),
     cli: Some(Cli {
         command: "resize",
         about: "Resizes, exact with OpenCV's resize or Pillow's Image.resize (--filter names which).",
@@ -68,10 +100,92 @@ pub(crate) static RESIZE: Operation = Operation {
     }),
 };
 
+/// The sizing the parameters ask for: `--scale`, else `--width`/`--height`, else `--size`
+/// (with `--fit`, `--fill`, `--pad`).
+fn sizing(args: &crate::registry::Args) -> Result<Sizing> {
+    let bad = |what: &str, why: String| Error::InvalidParameter { what: format!("--{what}"), why };
+    let size = args.get("size").unwrap_or("37x23");
+    let (w, h) = size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| w > 0 && h > 0)
+        .ok_or_else(|| bad("size", format!("{size:?} is not WIDTHxHEIGHT with both at least 1")))?;
+    let (width, height): (u32, u32) = (args.number("width")?, args.number("height")?);
+    let scale: f64 = args.number("scale")?;
+    if !scale.is_finite() || scale < 0.0 {
+        return Err(bad("scale", format!("{scale} is not a factor above 0")));
+    }
+    let pad = match args.get("pad").unwrap_or("none") {
+        "none" => None,
+        text => {
+            let v = text
+                .split(',')
+                .map(|n| n.trim().parse::<u8>())
+                .collect::<std::result::Result<Vec<u8>, _>>()
+                .ok()
+                .filter(|v| (1..=4).contains(&v.len()))
+                .ok_or_else(|| bad("pad", format!("{text:?} is not 1 to 4 numbers of 0 to 255")))?;
+            let mut c = [v[0]; 4];
+            c[..v.len()].copy_from_slice(&v);
+            Some(c)
+        }
+    };
+    Ok(match (scale > 0.0, width, height) {
+        (true, ..) => Sizing::Scale(scale),
+        (false, 0, 0) if args.flag("fill") => Sizing::Fill(w, h),
+        (false, 0, 0) if args.flag("fit") || pad.is_some() => Sizing::Fit(w, h, pad),
+        (false, 0, 0) => Sizing::Exact(w, h),
+        (false, w, 0) => Sizing::Width(w),
+        (false, 0, h) => Sizing::Height(h),
+        (false, w, h) => Sizing::Exact(w, h),
+    })
+}
+
 struct Resize {
-    width: u32,
-    height: u32,
+    sizing: Sizing,
     filter: Filter,
+}
+
+impl Resize {
+    fn layout(&self, width: u32, height: u32) -> Result<ResizeLayout> {
+        self.sizing.layout(width, height, self.filter)
+    }
+
+    /// A serial or all-cores form: the box resized, then padded.
+    fn host<P: Pixel>(
+        &self,
+        src: &ImageView<'_, P>,
+        resize: impl Fn(&ImageView<'_, P>, u32, u32, Filter, SourceBox) -> Result<Image<P>>,
+        border: impl Fn(&ImageView<'_, P>, Padding, Border) -> Result<Image<P>>,
+    ) -> Result<Image<P>> {
+        let l = self.layout(src.width(), src.height())?;
+        let bx = l.source.unwrap_or(SourceBox::whole(src.width(), src.height()));
+        let inner = resize(src, l.inner.0, l.inner.1, self.filter, bx)?;
+        match l.pad {
+            Some((p, value)) => border(&inner.view(), p, Border::Constant(value)),
+            None => Ok(inner),
+        }
+    }
+
+    /// The GPU's form on `s`: the box resized into `dst`, or into a new image that is then
+    /// padded into `dst`.
+    fn on_stream<P: Pixel>(
+        &self,
+        s: &Stream,
+        src: &crate::runtime::DeviceView<'_, P>,
+        dst: &mut crate::runtime::DeviceViewMut<'_, P>,
+    ) -> Result<()> {
+        let l = self.layout(src.width(), src.height())?;
+        let bx = l.source.unwrap_or(SourceBox::whole(src.width(), src.height()));
+        match l.pad {
+            None => s.resize_box(src, dst, self.filter, bx),
+            Some((p, value)) => {
+                let mut inner = s.alloc::<P>(l.inner.0, l.inner.1)?;
+                s.resize_box(src, &mut inner, self.filter, bx)?;
+                s.copy_make_border(&inner, dst, p, Border::Constant(value))
+            }
+        }
+    }
 }
 
 impl Bound for Resize {
@@ -79,35 +193,59 @@ impl Bound for Resize {
         Some(Produces { image: Some(input), histogram: None })
     }
 
-    fn size(&self, _: u32, _: u32) -> (u32, u32) {
-        (self.width, self.height)
+    fn size(&self, width: u32, height: u32) -> (u32, u32) {
+        self.layout(width, height).map_or((width, height), |l| l.size())
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {
-        let (w, h, f) = (self.width, self.height, self.filter);
-        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => image(cpu::resize(host::<P>(src), w, h, f)))
+        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
+            image(self.host(host::<P>(src), cpu::resize_box, cpu::copy_make_border)))
     }
 
     fn par(&self, src: &AnyView<'_>) -> Result<Output> {
-        let (w, h, f) = (self.width, self.height, self.filter);
-        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => image(par::resize(host::<P>(src), w, h, f)))
+        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
+            image(self.host(host::<P>(src), par::resize_box, par::copy_make_border)))
     }
 
     fn gpu(&self, gpu: &Gpu, src: &AnyView<'_>) -> Result<Output> {
-        let (w, h, f) = (self.width, self.height, self.filter);
-        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => image(gpu.resize(host::<P>(src), w, h, f)))
+        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => image({
+            let src = host::<P>(src);
+            let (w, h) = self.layout(src.width(), src.height())?.size();
+            let s = gpu.blocking_stream();
+            let d_src = s.upload(src)?;
+            let mut dst = s.alloc_for_output::<P>(w, h)?;
+            self.on_stream(&s, &d_src.view(), &mut dst.view_mut())?;
+            s.download(&dst)
+        }))
     }
 
     fn gpu_batch(&self, gpu: &Gpu, imgs: &[AnyView<'_>]) -> Result<Vec<Output>> {
         let first = imgs.first().ok_or(Error::EmptyBatch)?.format();
-        let (w, h, f) = (self.width, self.height, self.filter);
-        with_format!(first, NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
-            images(gpu.resize_batch(&views_as::<P>(imgs)?, w, h, f)))
+        with_format!(first, NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => images({
+            let views = views_as::<P>(imgs)?;
+            let layouts = views.iter().map(|v| self.layout(v.width(), v.height())).collect::<Result<Vec<_>>>()?;
+            let s = gpu.blocking_stream();
+            let src = s.upload_batch(&views)?;
+            let inner: Vec<(u32, u32)> = layouts.iter().map(|l| l.inner).collect();
+            let mut dst = s.alloc_batch_for_output::<P>(&inner)?;
+            let boxes: Vec<Option<SourceBox>> = layouts.iter().map(|l| l.source).collect();
+            // One launch for every image's resize; a letterbox pads them all in one more.
+            s.resize_batch_boxed(&src, &mut dst, self.filter, &boxes)?;
+            match layouts[0].pad {
+                Some((p, value)) => {
+                    let sizes: Vec<(u32, u32)> = layouts.iter().map(|l| l.size()).collect();
+                    let mut padded = s.alloc_batch_for_output::<P>(&sizes)?;
+                    s.copy_make_border_batch(&dst, &mut padded, p, Border::Constant(value))?;
+                    s.download_batch(&padded)
+                }
+                None => s.download_batch(&dst),
+            }
+        }))
     }
 
     fn stream(&self, s: &Stream, src: &AnyDeviceView<'_>, target: Target<'_>) -> Result<()> {
         let Target::Image(mut dst) = target else { return Err(wrong_target(NAME, "an image")) };
-        let want = (self.width, self.height);
+        let want = self.layout(src.dimensions().0, src.dimensions().1)?.size();
         if dst.dimensions() != want {
             return Err(Error::DimensionMismatch {
                 what: "the resize target".into(),
@@ -117,7 +255,9 @@ impl Bound for Resize {
                 actual_height: dst.dimensions().1,
             });
         }
-        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
-            s.resize(source::<P>(src), target_image::<P>(NAME, &mut dst)?, self.filter))
+        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => {
+            let src = source::<P>(src);
+            self.on_stream(s, src, target_image::<P>(NAME, &mut dst)?)
+        })
     }
 }
