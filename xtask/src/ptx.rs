@@ -53,6 +53,16 @@ pub fn check(ptx: &str) -> Result {
             ));
         }
     }
+    // A panic's location in a path dependency is its absolute path: the PTX would differ
+    // between checkouts (the stale-PTX check failed in a second worktree for it).
+    let root = crate::root();
+    if let Some(line) = ptx.lines().find(|l| l.contains("anon_") && decoded(l).contains(&*root.to_string_lossy())) {
+        return Err(format!(
+            "the PTX embeds this checkout's path ({}), likely a panic's location: remove the panic path. {}",
+            root.display(),
+            line.trim()
+        ));
+    }
     if !ptx.contains(".target sm_75") {
         return Err("the PTX does not target sm_75".into());
     }
@@ -110,4 +120,12 @@ pub fn check_cubins() -> Result {
 /// The names of the kernels (`.entry`) in a PTX module.
 pub fn kernels(ptx: &str) -> Vec<&str> {
     ptx.lines().filter_map(|l| l.strip_prefix(".visible .entry ")).map(|k| k.trim_end_matches('(')).collect()
+}
+
+/// The bytes of a PTX `.b8` array initializer (`{47, 119, ...}`) as text.
+fn decoded(line: &str) -> String {
+    let Some(list) = line.split_once('{').and_then(|(_, rest)| rest.split_once('}')).map(|(l, _)| l) else {
+        return String::new();
+    };
+    list.split(',').filter_map(|n| n.trim().parse::<u8>().ok()).map(char::from).collect()
 }
