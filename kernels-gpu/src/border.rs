@@ -1,8 +1,8 @@
 //! Borders (`cv2.copyMakeBorder`): each output pixel from the source pixel
 //! `cuimg_abi::border::interpolate` names, or the constant.
 
-use crate::device::thread::{grid_stride_x, grid_stride_y};
 use crate::common::batch_image;
+use crate::device::thread::{grid_stride_x, grid_stride_y};
 use cuimg_abi::border::{BorderBatch, BorderPitched, interpolate};
 use cuimg_abi::{DevPtr, DevPtrMut};
 

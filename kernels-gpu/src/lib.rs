@@ -41,6 +41,7 @@ macro_rules! abi {
 pub mod common;
 pub mod device;
 
+pub mod border;
 pub mod clahe;
 pub mod copy;
 pub mod equalize;
@@ -51,7 +52,6 @@ pub mod histogram;
 pub mod lut;
 pub mod orient;
 pub mod resize;
-pub mod border;
 
 /// A kernel that panics traps: the launch fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which
 /// the host reports as a typed error. No formatting machinery is pulled in, so the PTX has no

@@ -6,9 +6,7 @@
 //! contracts none of them into fused multiply-adds).
 
 use crate::device::thread::{block_idx_z, grid_stride_x, grid_stride_y};
-use cuimg_abi::resize::{
-    Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizePillow, ResizeSeparable,
-};
+use cuimg_abi::resize::{Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizePillow, ResizeSeparable};
 
 /// Job `blockIdx.z`.
 ///
@@ -193,7 +191,8 @@ unsafe fn cells<const C: usize>(p: ResizeCells) {
                 let mut sum = 0i32;
                 for k in 0..fy {
                     for i in 0..fx {
-                        let (sx, sy) = (clamp((x * fx + i) as i64, j.src.width), clamp((y * fy + k) as i64, j.src.height));
+                        let (sx, sy) =
+                            (clamp((x * fx + i) as i64, j.src.width), clamp((y * fy + k) as i64, j.src.height));
                         // SAFETY: clamped into the source.
                         sum += unsafe { at::<C>(j.src, sx, sy, c) } as i32;
                     }
@@ -269,7 +268,11 @@ unsafe fn pillow<const C: usize>(p: ResizePillow) {
         // SAFETY: callers clamp (x, y) into the source.
         unsafe {
             let v = at::<C>(j.src, x, y, c) as u32;
-            if p.premultiply != 0 && c + 1 < C { muldiv255(v, at::<C>(j.src, x, y, C - 1) as u32) as i32 } else { v as i32 }
+            if p.premultiply != 0 && c + 1 < C {
+                muldiv255(v, at::<C>(j.src, x, y, C - 1) as u32) as i32
+            } else {
+                v as i32
+            }
         }
     };
     for y in grid_stride_y(j.dst.height as u64) {
@@ -324,14 +327,43 @@ macro_rules! resize_kernels {
     };
 }
 
-resize_kernels!(gather, ResizeGather, [resize_gather_c1, ResizeGatherC1, 1], [resize_gather_c2, ResizeGatherC2, 2],
-    [resize_gather_c3, ResizeGatherC3, 3], [resize_gather_c4, ResizeGatherC4, 4]);
-resize_kernels!(separable, ResizeSeparable, [resize_separable_c1, ResizeSeparableC1, 1],
-    [resize_separable_c2, ResizeSeparableC2, 2], [resize_separable_c3, ResizeSeparableC3, 3],
-    [resize_separable_c4, ResizeSeparableC4, 4]);
-resize_kernels!(cells, ResizeCells, [resize_cells_c1, ResizeCellsC1, 1], [resize_cells_c2, ResizeCellsC2, 2],
-    [resize_cells_c3, ResizeCellsC3, 3], [resize_cells_c4, ResizeCellsC4, 4]);
-resize_kernels!(area, ResizeArea, [resize_area_c1, ResizeAreaC1, 1], [resize_area_c2, ResizeAreaC2, 2],
-    [resize_area_c3, ResizeAreaC3, 3], [resize_area_c4, ResizeAreaC4, 4]);
-resize_kernels!(pillow, ResizePillow, [resize_pillow_c1, ResizePillowC1, 1], [resize_pillow_c2, ResizePillowC2, 2],
-    [resize_pillow_c3, ResizePillowC3, 3], [resize_pillow_c4, ResizePillowC4, 4]);
+resize_kernels!(
+    gather,
+    ResizeGather,
+    [resize_gather_c1, ResizeGatherC1, 1],
+    [resize_gather_c2, ResizeGatherC2, 2],
+    [resize_gather_c3, ResizeGatherC3, 3],
+    [resize_gather_c4, ResizeGatherC4, 4]
+);
+resize_kernels!(
+    separable,
+    ResizeSeparable,
+    [resize_separable_c1, ResizeSeparableC1, 1],
+    [resize_separable_c2, ResizeSeparableC2, 2],
+    [resize_separable_c3, ResizeSeparableC3, 3],
+    [resize_separable_c4, ResizeSeparableC4, 4]
+);
+resize_kernels!(
+    cells,
+    ResizeCells,
+    [resize_cells_c1, ResizeCellsC1, 1],
+    [resize_cells_c2, ResizeCellsC2, 2],
+    [resize_cells_c3, ResizeCellsC3, 3],
+    [resize_cells_c4, ResizeCellsC4, 4]
+);
+resize_kernels!(
+    area,
+    ResizeArea,
+    [resize_area_c1, ResizeAreaC1, 1],
+    [resize_area_c2, ResizeAreaC2, 2],
+    [resize_area_c3, ResizeAreaC3, 3],
+    [resize_area_c4, ResizeAreaC4, 4]
+);
+resize_kernels!(
+    pillow,
+    ResizePillow,
+    [resize_pillow_c1, ResizePillowC1, 1],
+    [resize_pillow_c2, ResizePillowC2, 2],
+    [resize_pillow_c3, ResizePillowC3, 3],
+    [resize_pillow_c4, ResizePillowC4, 4]
+);

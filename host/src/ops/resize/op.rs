@@ -141,6 +141,9 @@ fn sizing(args: &crate::registry::Args) -> Result<Sizing> {
     })
 }
 
+/// A letterbox's padding and color.
+type Letterbox = (Padding, [u8; 4]);
+
 struct Resize {
     sizing: Sizing,
     filter: Filter,
@@ -224,22 +227,39 @@ impl Bound for Resize {
         with_format!(first, NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => images({
             let views = views_as::<P>(imgs)?;
             let layouts = views.iter().map(|v| self.layout(v.width(), v.height())).collect::<Result<Vec<_>>>()?;
-            let s = gpu.blocking_stream();
-            let src = s.upload_batch(&views)?;
-            let inner: Vec<(u32, u32)> = layouts.iter().map(|l| l.inner).collect();
-            let mut dst = s.alloc_batch_for_output::<P>(&inner)?;
-            let boxes: Vec<Option<SourceBox>> = layouts.iter().map(|l| l.source).collect();
-            // One launch for every image's resize; a letterbox pads them all in one more.
-            s.resize_batch_boxed(&src, &mut dst, self.filter, &boxes)?;
-            match layouts[0].pad {
-                Some((p, value)) => {
-                    let sizes: Vec<(u32, u32)> = layouts.iter().map(|l| l.size()).collect();
-                    let mut padded = s.alloc_batch_for_output::<P>(&sizes)?;
-                    s.copy_make_border_batch(&dst, &mut padded, p, Border::Constant(value))?;
-                    s.download_batch(&padded)
+            // Images of one padding together (a letterbox pads each image by what its aspect
+            // leaves; photos of one size share it): one launch resizes a group, one more pads
+            // it.
+            let mut groups: Vec<(Option<Letterbox>, Vec<usize>)> = Vec::new();
+            for (i, l) in layouts.iter().enumerate() {
+                match groups.iter_mut().find(|(p, _)| *p == l.pad) {
+                    Some((_, v)) => v.push(i),
+                    None => groups.push((l.pad, vec![i])),
                 }
-                None => s.download_batch(&dst),
             }
+            let s = gpu.blocking_stream();
+            let mut out: Vec<Option<Image<P>>> = (0..views.len()).map(|_| None).collect();
+            for (pad, members) in groups {
+                let group: Vec<ImageView<'_, P>> = members.iter().map(|&i| views[i]).collect();
+                let src = s.upload_batch(&group)?;
+                let inner: Vec<(u32, u32)> = members.iter().map(|&i| layouts[i].inner).collect();
+                let mut dst = s.alloc_batch_for_output::<P>(&inner)?;
+                let boxes: Vec<Option<SourceBox>> = members.iter().map(|&i| layouts[i].source).collect();
+                s.resize_batch_boxed(&src, &mut dst, self.filter, &boxes)?;
+                let done = match pad {
+                    Some((p, value)) => {
+                        let sizes: Vec<(u32, u32)> = members.iter().map(|&i| layouts[i].size()).collect();
+                        let mut padded = s.alloc_batch_for_output::<P>(&sizes)?;
+                        s.copy_make_border_batch(&dst, &mut padded, p, Border::Constant(value))?;
+                        s.download_batch(&padded)?
+                    }
+                    None => s.download_batch(&dst)?,
+                };
+                for (&i, img) in members.iter().zip(done) {
+                    out[i] = Some(img);
+                }
+            }
+            Ok(out.into_iter().map(|img| img.expect("every image is in a group")).collect())
         }))
     }
 
