@@ -185,13 +185,7 @@ pub fn grayscale_histogram<P: Color>(
 /// [`cpu::resize`] on all cores: bands of output rows (Pillow's first pass, when there are
 /// two, on all cores before them).
 pub fn resize<P: Pixel>(src: &ImageView<'_, P>, width: u32, height: u32, filter: crate::Filter) -> Result<Image<P>> {
-    use crate::ops::resize::{exec, plan_for};
-    let plan = plan_for::<P>(src.width(), src.height(), width, height, filter)?;
-    let rows = |y: usize| -> &[u8] { bytemuck::cast_slice(src.row(y as u32)) };
-    let source = exec::Source { rows: &rows, size: (src.width() as usize, src.height() as usize), cn: P::CHANNELS };
-    let mut out = Image::<P>::try_new(width, height)?;
-    exec::run_parallel(&plan, &source, (width as usize, height as usize), out.as_bytes_mut());
-    Ok(out)
+    crate::ops::resize::exec::on_host(src, (width, height), filter, None, true)
 }
 
 /// [`cpu::copy_make_border`] on all cores: bands of output rows.
@@ -224,15 +218,5 @@ pub fn resize_box<P: Pixel>(
     filter: crate::Filter,
     bx: crate::SourceBox,
 ) -> Result<Image<P>> {
-    use crate::ops::resize::{exec, plan_boxed};
-    crate::validate::non_empty(src.width(), src.height())?;
-    if let Some(rect) = bx.check(src.width(), src.height(), filter)? {
-        return resize(&src.roi(rect)?, width, height, filter);
-    }
-    let plan = plan_boxed::<P>(src.width(), src.height(), width, height, filter, Some(bx))?;
-    let rows = |y: usize| -> &[u8] { bytemuck::cast_slice(src.row(y as u32)) };
-    let source = exec::Source { rows: &rows, size: (src.width() as usize, src.height() as usize), cn: P::CHANNELS };
-    let mut out = Image::<P>::try_new(width, height)?;
-    exec::run_parallel(&plan, &source, (width as usize, height as usize), out.as_bytes_mut());
-    Ok(out)
+    crate::ops::resize::exec::on_host(src, (width, height), filter, Some(bx), true)
 }

@@ -12,10 +12,23 @@ use crate::{cpu, par};
 const NAME: &str = "border";
 
 /// Comma-separated numbers, each checked.
-fn numbers<T: std::str::FromStr>(what: &str, text: &str, count: std::ops::RangeInclusive<usize>) -> Result<Vec<T>> {
+pub(crate) fn numbers<T: std::str::FromStr>(
+    what: &str,
+    text: &str,
+    count: std::ops::RangeInclusive<usize>,
+) -> Result<Vec<T>> {
     let bad = || Error::InvalidParameter { what: format!("--{what}"), why: format!("{text:?} is not {count:?} numbers") };
     let v = text.split(',').map(|n| n.trim().parse::<T>().map_err(|_| bad())).collect::<Result<Vec<T>>>()?;
     if count.contains(&v.len()) { Ok(v) } else { Err(bad()) }
+}
+
+/// A color as the tool takes it: one number for every channel, or one per channel
+/// (`C0,C1,C2,C3`; channels not given take the first).
+pub(crate) fn color(what: &str, text: &str) -> Result<[u8; 4]> {
+    let value = numbers::<u8>(what, text, 1..=4)?;
+    let mut v = [value[0]; 4];
+    v[..value.len()].copy_from_slice(&value);
+    Ok(v)
 }
 
 pub(crate) static BORDER: Operation = Operation {
@@ -53,9 +66,7 @@ pub(crate) static BORDER: Operation = Operation {
             [top, bottom, left, right] => Padding { top, bottom, left, right },
             _ => return Err(Error::InvalidParameter { what: "--pad".into(), why: "give 1 or 4 numbers".into() }),
         };
-        let value = numbers::<u8>("value", args.get("value").unwrap_or("0"), 1..=4)?;
-        let mut v = [value[0]; 4];
-        v[..value.len()].copy_from_slice(&value);
+        let v = color("value", args.get("value").unwrap_or("0"))?;
         let border = match args.get("border").unwrap_or("reflect101").parse()? {
             Border::Constant(_) => Border::Constant(v),
             b => b,

@@ -5,7 +5,36 @@
 use std::ops::Range;
 
 use super::pil::{HALF, clip8, muldiv255, unpremultiply};
+use super::{Filter, SourceBox, plan_boxed};
+use crate::error::Result;
+use crate::image::{Image, ImageView};
+use crate::pixel::Pixel;
 use super::plan::{Lists, PilPass, Plan, Rule, Taps, cubic_vector_elems};
+
+/// `src` (its box `bx`, if given) resized on the CPU, serially or on all cores: the forms of
+/// `cuimg::cpu` and `cuimg::par`.
+pub(crate) fn on_host<P: Pixel>(
+    src: &ImageView<'_, P>,
+    (width, height): (u32, u32),
+    filter: Filter,
+    bx: Option<SourceBox>,
+    parallel: bool,
+) -> Result<Image<P>> {
+    crate::validate::non_empty(src.width(), src.height())?;
+    // OpenCV's filters read a whole-pixel crop: the view of it.
+    if let Some(rect) = bx.map(|b| b.check(src.width(), src.height(), filter)).transpose()?.flatten() {
+        return on_host(&src.roi(rect)?, (width, height), filter, None, parallel);
+    }
+    let plan = plan_boxed::<P>(src.width(), src.height(), width, height, filter, bx)?;
+    let rows = |y: usize| -> &[u8] { bytemuck::cast_slice(src.row(y as u32)) };
+    let source = Source { rows: &rows, size: (src.width() as usize, src.height() as usize), cn: P::CHANNELS };
+    let mut out = Image::<P>::try_new(width, height)?;
+    match parallel {
+        true => run_parallel(&plan, &source, (width as usize, height as usize), out.as_bytes_mut()),
+        false => run(&plan, &source, width as usize, 0..height as usize, out.as_bytes_mut()),
+    }
+    Ok(out)
+}
 
 /// Source rows of bytes, `cn` channels a pixel.
 pub(crate) struct Source<'a> {

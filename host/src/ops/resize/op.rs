@@ -117,18 +117,7 @@ fn sizing(args: &crate::registry::Args) -> Result<Sizing> {
     }
     let pad = match args.get("pad").unwrap_or("none") {
         "none" => None,
-        text => {
-            let v = text
-                .split(',')
-                .map(|n| n.trim().parse::<u8>())
-                .collect::<std::result::Result<Vec<u8>, _>>()
-                .ok()
-                .filter(|v| (1..=4).contains(&v.len()))
-                .ok_or_else(|| bad("pad", format!("{text:?} is not 1 to 4 numbers of 0 to 255")))?;
-            let mut c = [v[0]; 4];
-            c[..v.len()].copy_from_slice(&v);
-            Some(c)
-        }
+        text => Some(crate::ops::border::op::color("pad", text)?),
     };
     Ok(match (scale > 0.0, width, height) {
         (true, ..) => Sizing::Scale(scale),
