@@ -231,3 +231,50 @@ fn the_gpu_matches_opencv_and_pillow_single_and_batch() {
         + gpu_matches::<Rgba8>(&gpu, &text, "4");
     assert!(ran > 1000, "{ran} cases ran");
 }
+
+/// Bad requests are typed errors, found before anything runs: the GPU's destination keeps
+/// its poison.
+#[test]
+fn bad_requests_are_refused_before_anything_runs() {
+    let img = Image::<Rgb8>::from_fn(40, 30, |x, y| Rgb8([x as u8, y as u8, 9]));
+    let (cv, pil): (Filter, Filter) = ("cv-linear".parse().unwrap(), "pil-bicubic".parse().unwrap());
+    let whole = SourceBox::whole(40, 30);
+    let bad_boxes = [
+        SourceBox { x1: 41.0, ..whole },           // outside
+        SourceBox { x0: -0.5, ..whole },           // outside
+        SourceBox { x0: 20.0, x1: 20.0, ..whole }, // empty
+        SourceBox { y1: f32::NAN, ..whole },       // not finite
+        SourceBox { x1: f32::INFINITY, ..whole },  // not finite
+    ];
+    let invalid = |r: cuimg::Result<Image<Rgb8>>, what: &str| {
+        assert!(matches!(r, Err(cuimg::Error::InvalidParameter { .. })), "{what}: {r:?}");
+    };
+    for f in [cv, pil] {
+        invalid(cpu::resize(&img.view(), 0, 10, f), "a zero width");
+        invalid(cpu::resize(&img.view(), 10, 0, f), "a zero height");
+        for bx in bad_boxes {
+            invalid(cpu::resize_box(&img.view(), 10, 10, f, bx), &format!("{bx:?} with {f}"));
+            invalid(cuimg::par::resize_box(&img.view(), 10, 10, f, bx), &format!("{bx:?} with {f} on all cores"));
+        }
+    }
+    // A fractional box is Pillow's: OpenCV's filters read whole pixels.
+    let frac = SourceBox { x0: 0.5, ..whole };
+    invalid(cpu::resize_box(&img.view(), 10, 10, cv, frac), "a fractional box with OpenCV");
+    assert!(cpu::resize_box(&img.view(), 10, 10, pil, frac).is_ok());
+    assert!(matches!("bicubic".parse::<Filter>(), Err(cuimg::Error::InvalidParameter { .. })));
+    let empty = Image::<Rgb8>::new(0, 0);
+    assert!(matches!(cpu::resize(&empty.view(), 5, 5, cv), Err(cuimg::Error::EmptyImage { .. })));
+
+    let Some(stream) = cuimg_tests::stream() else { return };
+    let src = stream.upload(&img.view()).unwrap();
+    let mut dst = cuimg_tests::poisoned::<Rgb8>(&stream, 10, 10);
+    let before = stream.download(&dst).unwrap();
+    for f in [cv, pil] {
+        for bx in bad_boxes {
+            assert!(matches!(stream.resize_box(&src, &mut dst, f, bx), Err(cuimg::Error::InvalidParameter { .. })));
+        }
+    }
+    assert!(matches!(stream.resize_box(&src, &mut dst, cv, frac), Err(cuimg::Error::InvalidParameter { .. })));
+    stream.synchronize().unwrap();
+    assert_eq!(stream.download(&dst).unwrap(), before, "nothing was written");
+}
