@@ -8,7 +8,7 @@ use cuimg_abi::border::{
 
 use super::{Border, Padding, output_size};
 use crate::error::{Error, Result};
-use crate::image::{Image, ImageView};
+use crate::image::{Image, ImageView, check_same_size};
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::{AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, Gpu, Stream};
 
@@ -38,15 +38,7 @@ impl Stream {
     ) -> Result<()> {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
         let want = output_size(src.width(), src.height(), pad)?;
-        if dst.dimensions() != want {
-            return Err(Error::DimensionMismatch {
-                what: "the border destination".into(),
-                expected_width: want.0,
-                expected_height: want.1,
-                actual_width: dst.width(),
-                actual_height: dst.height(),
-            });
-        }
+        check_same_size("the border destination", dst.dimensions(), want)?;
         if !self.same_context(src.img.buf.context()) || !self.same_context(dst.img.buf.context()) {
             return Err(Error::WrongContext("the border source or destination".into()));
         }

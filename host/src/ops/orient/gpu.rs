@@ -9,7 +9,7 @@ use cuimg_abi::orient::{TILE, TILE_ROWS, TILED_SHARED_BYTES};
 
 use super::Orientation;
 use crate::error::{Error, Result};
-use crate::image::{Image, ImageView};
+use crate::image::{Image, ImageView, check_same_size};
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::{AsDeviceView, AsDeviceViewMut, Chunk, DeviceBatch, Gpu, Stream};
 use crate::validate;
@@ -22,17 +22,6 @@ fn tiled_rows(mapping: cuimg_abi::orient::Mapping, rows: u64) -> (u64, u32) {
     match mapping.swap != 0 {
         true => (rows.div_ceil(u64::from(TILE / TILE_ROWS)), TILED_SHARED_BYTES),
         false => (rows, 0),
-    }
-}
-
-/// The error for a destination of the wrong size.
-fn wrong_size(what: &str, got: (u32, u32), want: (u32, u32)) -> Error {
-    Error::DimensionMismatch {
-        what: what.into(),
-        expected_width: want.0,
-        expected_height: want.1,
-        actual_width: got.0,
-        actual_height: got.1,
     }
 }
 
@@ -61,9 +50,7 @@ impl Stream {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
         validate::non_empty(src.width(), src.height())?;
         let want = o.size(src.width(), src.height());
-        if dst.dimensions() != want {
-            return Err(wrong_size("the orient destination", dst.dimensions(), want));
-        }
+        check_same_size("the orient destination", dst.dimensions(), want)?;
         if !self.same_context(src.img.buf.context()) || !self.same_context(dst.img.buf.context()) {
             return Err(Error::WrongContext("the orient source or destination".into()));
         }

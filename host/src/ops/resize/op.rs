@@ -255,15 +255,7 @@ impl Bound for Resize {
     fn stream(&self, s: &Stream, src: &AnyDeviceView<'_>, target: Target<'_>) -> Result<()> {
         let Target::Image(mut dst) = target else { return Err(wrong_target(NAME, "an image")) };
         let want = self.layout(src.dimensions().0, src.dimensions().1)?.size();
-        if dst.dimensions() != want {
-            return Err(Error::DimensionMismatch {
-                what: "the resize target".into(),
-                expected_width: want.0,
-                expected_height: want.1,
-                actual_width: dst.dimensions().0,
-                actual_height: dst.dimensions().1,
-            });
-        }
+        crate::image::check_same_size("the resize target", dst.dimensions(), want)?;
         with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => {
             let src = source::<P>(src);
             self.on_stream(s, src, target_image::<P>(NAME, &mut dst)?)
