@@ -356,14 +356,14 @@ pub fn decode_luma_with(bytes: &[u8], name: &Path, limits: &Limits) -> Result<Im
 
 fn decode_luma_parsed(bytes: &[u8], parsed: &Parsed, name: &Path, limits: &Limits) -> Result<Image<Gray8>> {
     use zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions};
-    let Parsed::Jpeg(file) = parsed else {
-        let rgb = Rgb8::from_dynamic(decode_parsed(bytes, parsed, name, Depth::Refuse, limits, 3)?);
-        return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
+    let file = match parsed {
+        Parsed::Jpeg(file) if file.header().luma_first => file,
+        // PNG, CMYK and JPEGs coded in RGB: decoded to RGB and converted.
+        _ => {
+            let rgb = Rgb8::from_dynamic(decode_parsed(bytes, parsed, name, Depth::Refuse, limits, 3)?);
+            return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
+        }
     };
-    if !file.header().luma_first {
-        let rgb = Rgb8::from_dynamic(decode_parsed(bytes, parsed, name, Depth::Refuse, limits, 3)?);
-        return crate::cpu::grayscale(&rgb.view(), crate::GrayWeights::Bt601);
-    }
     let failed = |why: String| failed(name, image::ImageFormat::Jpeg.into(), why);
     let options = DecoderOptions::default()
         .jpeg_set_out_colorspace(ColorSpace::Luma)

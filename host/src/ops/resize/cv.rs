@@ -77,7 +77,7 @@ pub(crate) fn plan((sw, sh): (usize, usize), cn: usize, (dw, dh): (usize, usize)
         }
         return Plan::Area { x: area_lists(sw, dw, scale.0), y: area_lists(sh, dh, scale.1) };
     }
-    generic((sw, sh), (dw, dh), (scale, inv_scale), mode)
+    generic(sw, (dw, dh), (scale, inv_scale), mode)
 }
 
 /// `resize_bitExact` with `interpolationLinear<uchar>`: coordinates in (soft) double,
@@ -176,7 +176,7 @@ fn lanczos4_coeffs(x: f32) -> [f32; 8] {
 /// Linear and area clamp a column's position into the source (the first tap's weight is
 /// then all); rows are clamped by the runner only.
 fn generic(
-    (sw, sh): (usize, usize),
+    sw: usize,
     (dw, dh): (usize, usize),
     (scale, inv_scale): ((f64, f64), (f64, f64)),
     mode: CvInterpolation,
@@ -233,6 +233,5 @@ fn generic(
         CvInterpolation::Lanczos4 => Rule::Lanczos,
         _ => Rule::Linear,
     };
-    let _ = sh;
     Plan::Separable { x, y, rule }
 }

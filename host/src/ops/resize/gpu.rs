@@ -10,7 +10,7 @@ use cuimg_abi::resize::{
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 
 use super::plan::{Plan, cubic_vector_elems};
-use super::{Filter, SourceBox, plan_boxed, plan_for};
+use super::{Filter, SourceBox, check_sizes, plan_boxed};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::pixel::{Channels, Pixel};
@@ -464,7 +464,7 @@ impl Gpu {
         filter: Filter,
         bx: SourceBox,
     ) -> Result<Image<P>> {
-        plan_for::<P>(src.width(), src.height(), width, height, filter)?;
+        check_sizes(src.width(), src.height(), width, height)?;
         bx.check(src.width(), src.height(), filter)?;
         let s = self.blocking_stream();
         let d_src = s.upload(src)?;
@@ -475,7 +475,7 @@ impl Gpu {
 
     /// Blocking: `src` resized to `width` x `height` as `filter`'s reference resizes it.
     pub fn resize<P: Pixel>(&self, src: &ImageView<'_, P>, width: u32, height: u32, filter: Filter) -> Result<Image<P>> {
-        plan_for::<P>(src.width(), src.height(), width, height, filter)?;
+        check_sizes(src.width(), src.height(), width, height)?;
         let s = self.blocking_stream();
         let d_src = s.upload(src)?;
         let mut dst = s.alloc_for_output::<P>(width, height)?;
@@ -492,7 +492,7 @@ impl Gpu {
         filter: Filter,
     ) -> Result<Vec<Image<P>>> {
         for img in images {
-            plan_for::<P>(img.width(), img.height(), width, height, filter)?;
+            check_sizes(img.width(), img.height(), width, height)?;
         }
         let s = self.blocking_stream();
         let src = s.upload_batch(images)?;

@@ -166,13 +166,20 @@ impl SourceBox {
     }
 }
 
-/// The plan of a resize of a `sw` x `sh` image of `P` to `dw` x `dh`, after the checks every
-/// form makes: no empty source or output.
-pub(crate) fn plan_for<P: Pixel>(sw: u32, sh: u32, dw: u32, dh: u32, filter: Filter) -> Result<plan::Plan> {
-    plan_boxed::<P>(sw, sh, dw, dh, filter, None)
+/// The checks every resize makes before anything else: no empty source or output.
+pub(crate) fn check_sizes(sw: u32, sh: u32, dw: u32, dh: u32) -> Result<()> {
+    validate::non_empty(sw, sh)?;
+    if dw == 0 || dh == 0 {
+        return Err(Error::InvalidParameter {
+            what: "the resize size".into(),
+            why: format!("{dw} x {dh} is empty: the output needs at least one pixel"),
+        });
+    }
+    Ok(())
 }
 
-/// [`plan_for`] with Pillow's source box.
+/// The plan of a resize of a `sw` x `sh` image of `P` to `dw` x `dh` (reading Pillow's source
+/// box, if given), after [`check_sizes`].
 pub(crate) fn plan_boxed<P: Pixel>(
     sw: u32,
     sh: u32,
@@ -181,13 +188,7 @@ pub(crate) fn plan_boxed<P: Pixel>(
     filter: Filter,
     boxed: Option<SourceBox>,
 ) -> Result<plan::Plan> {
-    validate::non_empty(sw, sh)?;
-    if dw == 0 || dh == 0 {
-        return Err(Error::InvalidParameter {
-            what: "the resize size".into(),
-            why: format!("{dw} x {dh} is empty: the output needs at least one pixel"),
-        });
-    }
+    check_sizes(sw, sh, dw, dh)?;
     let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
     Ok(match filter {
         Filter::OpenCv(mode) => cv::plan(s, P::CHANNELS, d, mode),
