@@ -180,4 +180,4 @@ macro_rules! ops {
     };
 }
 
-ops!(grayscale, histogram, grayscale_histogram, equalize, lut, gather, copy, clahe, orient, resize, border);
+ops!(grayscale, histogram, grayscale_histogram, equalize, lut, gather, copy, clahe, orient, resize, border, warp);

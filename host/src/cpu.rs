@@ -22,3 +22,4 @@ pub use crate::ops::histogram::cpu::histogram;
 pub use crate::ops::lut::cpu::{apply_lut, apply_luts};
 pub use crate::ops::orient::cpu::orient;
 pub use crate::ops::resize::cpu::{resize, resize_box};
+pub use crate::ops::warp::cpu::warp;

@@ -220,3 +220,15 @@ pub fn resize_box<P: Pixel>(
 ) -> Result<Image<P>> {
     crate::ops::resize::exec::on_host(src, (width, height), filter, Some(bx), true)
 }
+
+/// [`cpu::warp`] on all cores: bands of output rows.
+pub fn warp<P: Pixel>(
+    src: &ImageView<'_, P>,
+    warp: &crate::Warp,
+    width: u32,
+    height: u32,
+    filter: crate::WarpFilter,
+    border: crate::Border,
+) -> Result<Image<P>> {
+    crate::ops::warp::cpu::run(src, warp, (width, height), filter, border, true)
+}

@@ -27,6 +27,7 @@ operations! {
     orient: [ORIENT];
     resize: [RESIZE];
     border: [BORDER];
+    warp: [WARP];
     // Gather works on slices, not images: it is tested on its own (tests/tests/gather.rs).
     gather: [];
 }
