@@ -33,7 +33,7 @@ mod modes;
 mod registry;
 #[path = "kernels/report.rs"]
 mod report;
-use common::{ROTATION_BYTES, copy_ceiling, time_cpu, time_gpu};
+use common::{copy_at, copy_ceiling, rotation, sets_for, time_cpu, time_gpu};
 use modes::{profile, sweep, sweep_knobs};
 use report::{chart_fraction, chart_time, markdown, print_table, replot};
 
@@ -181,26 +181,6 @@ fn gather_indices(n: u64, random: bool) -> Vec<u32> {
     } else {
         (0..n as u32).collect()
     }
-}
-
-/// `sets` device copies of `img`, so timed runs rotate through more memory than L2 holds.
-fn rotation<P: Pixel>(s: &Stream, img: &Image<P>, sets: usize) -> Vec<DeviceImage<P>> {
-    (0..sets).map(|_| s.upload(&img.view()).unwrap()).collect()
-}
-
-fn sets_for(bytes_per_run: u64) -> usize {
-    ROTATION_BYTES.div_ceil(bytes_per_run).clamp(1, 64) as usize
-}
-
-/// GB/s of the driver's device-to-device copy moving `bytes` (read + write) per call,
-/// rotating through enough buffers to defeat L2, median of event-timed calls.
-fn copy_at(s: &Stream, bytes: u64) -> f64 {
-    let half = (bytes / 2).max(16) as usize;
-    let sets = sets_for(bytes);
-    let srcs: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
-    let mut dsts: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
-    let (ms, _) = time_gpu(s, 5, 30, |i| s.copy_slice(&srcs[i % sets], &mut dsts[i % sets]));
-    2.0 * half as f64 / (ms * 1e-3) / 1e9
 }
 
 // ---------- results ----------

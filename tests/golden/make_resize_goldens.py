@@ -174,6 +174,10 @@ def main():
             np.float32([[0, 0], [40, 0], [40, 30], [0, 30]]),
             np.float32([[5, 3], [33, -2], [45, 36], [-4, 28]])),
         "horizon": np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.03, 0.4]]),
+        # w is exactly 0 at x = 8 (a column of infinite and NaN coordinates inside a
+        # 16-pixel step with pixels inside the image), and at y = 4 (a whole row of them).
+        "vanish-x": np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.25, 0.0, -2.0]]),
+        "vanish-y": np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.125, -0.5]]),
     }
     interps = {"nearest": cv2.INTER_NEAREST, "linear": cv2.INTER_LINEAR}
     borders = {"constant": cv2.BORDER_CONSTANT, "replicate": cv2.BORDER_REPLICATE}

@@ -107,6 +107,8 @@ pub fn run() -> Result {
     }
     // OpenCV's CPU CLAHE, timed by Python on the GPU machine (which has OpenCV, not Rust).
     copy(&root().join("host/benches/clahe_opencv.py"), &dir.join("bench/clahe_opencv.py"))?;
+    // NPP and torchvision beside the resize benchmark, on the bytes it dumps (`--dump`).
+    copy(&root().join("host/benches/resize_peers.py"), &dir.join("bench/resize_peers.py"))?;
     copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;
     Command::new("chmod").arg("+x").arg(dir.join("run.sh")).status().map_err(|e| e.to_string())?;
     let size: u64 = walk(&dir);

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use cuimg::Stream;
+use cuimg::{DeviceImage, Image, Pixel, Stream};
 
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -100,4 +100,24 @@ pub fn time_modes(s: &Stream, runs: usize, per_round: usize, mut f: impl FnMut(u
         })
         .collect();
     Modes { isolated_ms: median(&mut iso), host_us: median(&mut host), queued_ms: median(&mut queued) }
+}
+
+/// `sets` device copies of `img`, so timed runs rotate through more memory than L2 holds.
+pub fn rotation<P: Pixel>(s: &Stream, img: &Image<P>, sets: usize) -> Vec<DeviceImage<P>> {
+    (0..sets).map(|_| s.upload(&img.view()).unwrap()).collect()
+}
+
+pub fn sets_for(bytes_per_run: u64) -> usize {
+    ROTATION_BYTES.div_ceil(bytes_per_run).clamp(1, 64) as usize
+}
+
+/// GB/s of the driver's device-to-device copy moving `bytes` (read + write) per call,
+/// rotating through enough buffers to defeat L2, median of event-timed calls.
+pub fn copy_at(s: &Stream, bytes: u64) -> f64 {
+    let half = (bytes / 2).max(16) as usize;
+    let sets = sets_for(bytes);
+    let srcs: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
+    let mut dsts: Vec<_> = (0..sets).map(|_| s.alloc_slice::<u8>(half).unwrap()).collect();
+    let (ms, _) = time_gpu(s, 5, 30, |i| s.copy_slice(&srcs[i % sets], &mut dsts[i % sets]));
+    2.0 * half as f64 / (ms * 1e-3) / 1e9
 }

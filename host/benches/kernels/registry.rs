@@ -8,8 +8,8 @@
 use cuimg::registry::{AnyDeviceImage, AnyImage, Args, OPERATIONS, Target};
 use cuimg::{DeviceHistogram, Gray8, Image, Rgb8, Stream};
 
-use crate::common::{time_cpu, time_gpu};
-use crate::{Row, sets_for};
+use crate::Row;
+use crate::common::{sets_for, time_cpu, time_gpu};
 
 /// What one size and kind of data runs through every registry operation.
 pub struct Case<'a> {

@@ -1,0 +1,206 @@
+//! The resize benchmark (issue 28, part 5): every filter on RGB8 and Gray8 at 8K->4K,
+//! 4K->1080p, 1080p->224x224 and 1080p x2, and a ragged batch of 256 photos (640x480, each
+//! side within 20%) to 224x224, each row against the copy bandwidth for its own bytes.
+//!
+//! `cargo bench -p cuimg --features bench-knobs --bench resize -- [--quick] [--out DIR]
+//! [--images DIR] [--dump DIR]` (or `gpu-bundle/bench/resize` on a GPU machine).
+//! `--dump DIR` writes every input as raw bytes with `inputs.json`, for
+//! `host/benches/resize_peers.py`, which times NPP and torchvision on the same bytes in the
+//! same call.
+//!
+//! Method, as `benches/kernels.rs`: warm-up, then event-timed calls, the median reported;
+//! inputs and outputs rotate among enough copies to exceed L2 twice; a call includes what
+//! the stream form does per call (its tables uploaded on the stream). Every row's last
+//! output is checked against all cores' reference (`cuimg::par`), so a fast wrong kernel
+//! fails here.
+
+use std::path::PathBuf;
+
+use cuimg::{DeviceImage, Filter, Gray8, GrayWeights, Image, Pixel, Rgb8, Stream, cpu, par};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+mod common;
+use common::{copy_at, copy_ceiling, rotation, sets_for, time_gpu};
+
+/// A width and a height.
+type Size = (u32, u32);
+
+/// (source, destination, label).
+const CASES: [(Size, Size, &str); 4] = [
+    ((7680, 4320), (3840, 2160), "8K->4K"),
+    ((3840, 2160), (1920, 1080), "4K->1080p"),
+    ((1920, 1080), (224, 224), "1080p->224x224"),
+    ((1920, 1080), (3840, 2160), "1080p x2"),
+];
+
+/// The batch's filters (every filter runs on the single images).
+const BATCH_FILTERS: [&str; 7] =
+    ["cv-nearest", "cv-linear", "cv-area", "cv-cubic", "pil-bilinear", "pil-bicubic", "pil-lanczos"];
+
+struct Opts {
+    quick: bool,
+    out: PathBuf,
+    images: PathBuf,
+    dump: Option<PathBuf>,
+}
+
+fn opts() -> Opts {
+    let mut o = Opts {
+        quick: false,
+        out: PathBuf::from("bench-out"),
+        images: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos"),
+        dump: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--out" => o.out = args.next().expect("--out DIR").into(),
+            "--images" => o.images = args.next().expect("--images DIR").into(),
+            "--dump" => o.dump = Some(args.next().expect("--dump DIR").into()),
+            "--bench" => {}
+            other => panic!("unknown argument {other}; use [--quick] [--out DIR] [--images DIR] [--dump DIR]"),
+        }
+    }
+    if let Some(dir) = std::env::var_os("CUIMG_IMAGES") {
+        o.images = dir.into();
+    }
+    o
+}
+
+/// The photo tiled to `w` x `h` (gray: its BT.601 luma).
+fn tiled<P: Pixel>(photo: &Image<Rgb8>, w: u32, h: u32) -> Image<P> {
+    let gray = cpu::grayscale(&photo.view(), GrayWeights::Bt601).unwrap();
+    Image::from_fn(w, h, |x, y| {
+        let (px, py) = (x % photo.width(), y % photo.height());
+        let mut p = P::zeroed();
+        let b = bytemuck::bytes_of_mut(&mut p);
+        match P::CHANNELS {
+            1 => b[0] = gray.get(px, py).0[0],
+            _ => b.copy_from_slice(&photo.get(px, py).0),
+        }
+        p
+    })
+}
+
+/// The batch: 256 crops of the tiled photo, 640x480 with each side within 20%.
+fn batch_sizes() -> Vec<(u32, u32)> {
+    let mut r = SmallRng::seed_from_u64(28);
+    (0..256).map(|_| (r.random_range(512..=768), r.random_range(384..=576))).collect()
+}
+
+fn dump<P: Pixel>(dir: &std::path::Path, name: &str, img: &Image<P>) -> Value {
+    let file = format!("{name}.raw");
+    std::fs::write(dir.join(&file), img.as_bytes()).expect("dump");
+    json!({"name": name, "file": file, "width": img.width(), "height": img.height(), "channels": P::CHANNELS})
+}
+
+/// One row: the median and fastest ms of a resize on `s`, and the copy of the same bytes.
+fn single<P: Pixel>(
+    s: &Stream,
+    img: &Image<P>,
+    (dw, dh): (u32, u32),
+    filter: Filter,
+    warm: usize,
+    runs: usize,
+) -> (f64, f64) {
+    let bytes = img.as_bytes().len() as u64 + (dw as u64 * dh as u64 * P::CHANNELS as u64);
+    let sets = sets_for(bytes);
+    let ins = rotation(s, img, sets);
+    let mut outs: Vec<DeviceImage<P>> = (0..sets).map(|_| s.alloc::<P>(dw, dh).unwrap()).collect();
+    let t = time_gpu(s, warm, runs, |i| s.resize(&ins[i % sets], &mut outs[i % sets], filter));
+    let want = par::resize(&img.view(), dw, dh, filter).unwrap();
+    assert!(
+        s.download(&outs[0]).unwrap() == want,
+        "{filter} {}x{} -> {dw}x{dh}: the GPU differs",
+        img.width(),
+        img.height()
+    );
+    t
+}
+
+fn main() {
+    let o = opts();
+    std::fs::create_dir_all(&o.out).expect("output folder");
+    let gpu = cuimg::Gpu::new().unwrap_or_else(|e| {
+        eprintln!("the benchmark needs a GPU: {e}");
+        std::process::exit(2)
+    });
+    let s = gpu.stream().unwrap();
+    let (warm, runs) = if o.quick { (2, 10) } else { (5, 30) };
+    println!("device: {} ({} SMs)", gpu.name(), gpu.multiprocessors());
+    let photo = cuimg::io::load_rgb(o.images.join("coffee.png")).unwrap_or_else(|e| panic!("{e} (pass --images DIR)"));
+    let copy = copy_ceiling(&s);
+    let mut inputs = Vec::new();
+    if let Some(d) = &o.dump {
+        std::fs::create_dir_all(d).expect("dump folder");
+    }
+
+    let mut rows = Vec::new();
+    let mut copies = std::collections::BTreeMap::new();
+    for &((sw, sh), (dw, dh), label) in &CASES {
+        let rgb = tiled::<Rgb8>(&photo, sw, sh);
+        let gray = tiled::<Gray8>(&photo, sw, sh);
+        if let Some(d) = &o.dump {
+            inputs.push(dump(d, &format!("{sw}x{sh}-rgb8"), &rgb));
+            inputs.push(dump(d, &format!("{sw}x{sh}-gray8"), &gray));
+        }
+        for (name, filter) in Filter::ALL {
+            for (format, c) in [("RGB8", 3u64), ("Gray8", 1)] {
+                let (med, min) = match c {
+                    3 => single(&s, &rgb, (dw, dh), filter, warm, runs),
+                    _ => single(&s, &gray, (dw, dh), filter, warm, runs),
+                };
+                let bytes = (sw as u64 * sh as u64 + dw as u64 * dh as u64) * c;
+                let same = *copies.entry(bytes).or_insert_with(|| copy_at(&s, bytes));
+                let gbps = bytes as f64 / (med * 1e-3) / 1e9;
+                println!(
+                    "{label:>15} {format:>5} {name:>17}: {:>9.1} us  {gbps:>6.0} GB/s  {:.2} of a copy of its bytes",
+                    med * 1e3,
+                    gbps / same
+                );
+                rows.push(json!({"case": label, "src": [sw, sh], "dst": [dw, dh], "format": format, "filter": name,
+                    "median_ms": med, "min_ms": min, "bytes": bytes, "gbps": gbps, "same_size_copy_gbps": same}));
+            }
+        }
+    }
+
+    // The batch: 256 ragged photos to 224x224, RGB8, one launch per kind of plan.
+    let sizes = batch_sizes();
+    let big = tiled::<Rgb8>(&photo, 768, 576);
+    let photos: Vec<Image<Rgb8>> = sizes.iter().map(|&(w, h)| Image::from_fn(w, h, |x, y| big.get(x, y))).collect();
+    if let Some(d) = &o.dump {
+        let files: Vec<Value> = photos.iter().enumerate().map(|(i, p)| dump(d, &format!("batch-{i:03}"), p)).collect();
+        inputs.push(json!({"name": "batch", "images": files}));
+        std::fs::write(d.join("inputs.json"), serde_json::to_string_pretty(&inputs).unwrap()).unwrap();
+    }
+    let views: Vec<_> = photos.iter().map(|p| p.view()).collect();
+    let src = s.upload_batch(&views).unwrap();
+    let mut dst = s.alloc_batch::<Rgb8>(&vec![(224, 224); 256]).unwrap();
+    let in_bytes: u64 = sizes.iter().map(|&(w, h)| w as u64 * h as u64 * 3).sum();
+    let bytes = in_bytes + 256 * 224 * 224 * 3;
+    let same = copy_at(&s, bytes);
+    for name in BATCH_FILTERS {
+        let filter: Filter = name.parse().unwrap();
+        let (med, min) = time_gpu(&s, warm, runs, |_| s.resize_batch(&src, &mut dst, filter));
+        let got = s.download_batch(&dst).unwrap();
+        let want = par::resize(&views[255], 224, 224, filter).unwrap();
+        assert!(got[255] == want, "{name} batch: the GPU differs");
+        let gbps = bytes as f64 / (med * 1e-3) / 1e9;
+        println!(
+            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image  {:.2} of a copy of its bytes",
+            "batch 256->224",
+            med * 1e3,
+            med * 1e3 / 256.0,
+            gbps / same
+        );
+        rows.push(json!({"case": "batch 256 ragged ~640x480 -> 224x224", "format": "RGB8", "filter": name,
+            "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0, "bytes": bytes, "gbps": gbps,
+            "same_size_copy_gbps": same}));
+    }
+    let out = json!({"device": gpu.name(), "copy_gbps": copy, "rows": rows});
+    std::fs::write(o.out.join("resize.json"), serde_json::to_string_pretty(&out).unwrap()).unwrap();
+    println!("wrote {}", o.out.join("resize.json").display());
+}
