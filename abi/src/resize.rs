@@ -19,6 +19,10 @@ pub struct Plane {
 
 /// One image's resize. The meaning of `x`, `xw`, `y`, `yw` and `extra` is each kernel's (its
 /// parameters say); they are element offsets into the launch's tables, or small integers.
+///
+/// A letterbox in the same launch: where `outer.data` is not 0, `dst` is the region of
+/// `outer` at (`left`, `top`), and every kernel also writes `fill` (one byte a channel,
+/// channel 0 lowest) to each pixel of `outer` outside it. The launch covers `outer`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ResizeJob {
@@ -29,7 +33,17 @@ pub struct ResizeJob {
     pub y: u32,
     pub yw: u32,
     pub extra: u32,
-    pub _pad: u32,
+    pub fill: u32,
+    pub outer: Plane,
+    pub left: u32,
+    pub top: u32,
+}
+
+impl ResizeJob {
+    /// The size the launch covers for this job: its frame's, else its output's.
+    pub const fn extent(&self) -> (u32, u32) {
+        if self.outer.data != 0 { (self.outer.width, self.outer.height) } else { (self.dst.width, self.dst.height) }
+    }
 }
 
 /// Nearest neighbour: output `(x, y)` copies source `(ints[job.x + x], ints[job.y + y])`;
@@ -59,6 +73,10 @@ pub struct ResizeSeparable {
     pub ints: DevPtr<i32>,
     pub shorts: DevPtr<i16>,
 }
+
+/// Output pixels side by side that each thread of the cells kernels makes (the launch's x
+/// extent is the widest output divided by it, rounded up).
+pub const CELLS_PER_THREAD: u32 = 4;
 
 /// OpenCV's integer-factor area: the sum of each `job.x` x `job.y` cell; `(sum + 2) >> 2`
 /// when `job.extra` is 1, else the sum times `1.f / (x * y)` rounded to even.
@@ -107,6 +125,16 @@ kernels! {
     ResizeGatherC2 = resize_gather_c2(ResizeGather);
     ResizeGatherC3 = resize_gather_c3(ResizeGather);
     ResizeGatherC4 = resize_gather_c4(ResizeGather);
+    /// Separable plans of at most 2 taps (linear), 4 (cubic), 8 (Lanczos-4): the fewer the
+    /// taps, the fewer registers.
+    ResizeSeparable2C1 = resize_separable2_c1(ResizeSeparable);
+    ResizeSeparable2C2 = resize_separable2_c2(ResizeSeparable);
+    ResizeSeparable2C3 = resize_separable2_c3(ResizeSeparable);
+    ResizeSeparable2C4 = resize_separable2_c4(ResizeSeparable);
+    ResizeSeparable4C1 = resize_separable4_c1(ResizeSeparable);
+    ResizeSeparable4C2 = resize_separable4_c2(ResizeSeparable);
+    ResizeSeparable4C3 = resize_separable4_c3(ResizeSeparable);
+    ResizeSeparable4C4 = resize_separable4_c4(ResizeSeparable);
     ResizeSeparableC1 = resize_separable_c1(ResizeSeparable);
     ResizeSeparableC2 = resize_separable_c2(ResizeSeparable);
     ResizeSeparableC3 = resize_separable_c3(ResizeSeparable);

@@ -200,6 +200,30 @@ fn main() {
             "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0, "bytes": bytes, "gbps": gbps,
             "same_size_copy_gbps": same}));
     }
+    // Letterboxes, the ML case: each photo fitted into 224x224 and padded (gray 114), the
+    // padding written by the resize launch itself.
+    let mut boxed = s.alloc_batch::<Rgb8>(&vec![(224, 224); 256]).unwrap();
+    for name in ["cv-linear", "pil-bilinear"] {
+        let filter: Filter = name.parse().unwrap();
+        let layouts: Vec<cuimg::ResizeLayout> = sizes
+            .iter()
+            .map(|&(w, h)| cuimg::Sizing::Fit(224, 224, Some([114, 114, 114, 0])).layout(w, h, filter).unwrap())
+            .collect();
+        let (med, min) = time_gpu(&s, warm, runs, |_| s.resize_batch_layouts(&src, &mut boxed, filter, &layouts));
+        let got = s.download_batch(&boxed).unwrap();
+        assert!(
+            got[7] == par::resize_layout(&views[7], filter, &layouts[7]).unwrap(),
+            "{name} letterbox: the GPU differs"
+        );
+        println!(
+            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image (letterboxed)",
+            "batch 256->224",
+            med * 1e3,
+            med * 1e3 / 256.0
+        );
+        rows.push(json!({"case": "batch 256 ragged ~640x480 -> 224x224 letterboxed", "format": "RGB8", "filter": name,
+            "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0}));
+    }
     let out = json!({"device": gpu.name(), "copy_gbps": copy, "rows": rows});
     std::fs::write(o.out.join("resize.json"), serde_json::to_string_pretty(&out).unwrap()).unwrap();
     println!("wrote {}", o.out.join("resize.json").display());

@@ -210,6 +210,15 @@ pub fn copy_make_border<P: Pixel>(
     Ok(out)
 }
 
+/// [`cpu::resize_layout`] on all cores.
+pub fn resize_layout<P: Pixel>(
+    src: &ImageView<'_, P>,
+    filter: crate::Filter,
+    layout: &crate::ResizeLayout,
+) -> Result<Image<P>> {
+    crate::ops::resize::exec::layout_on_host(src, filter, layout, true)
+}
+
 /// [`cpu::resize_box`] on all cores.
 pub fn resize_box<P: Pixel>(
     src: &ImageView<'_, P>,

@@ -52,6 +52,33 @@ unsafe fn put<const C: usize>(p: Plane, x: u64, y: u64, c: usize, v: u8) {
     unsafe { *(p.data as usize as *mut u8).add((y * p.pitch + x * C as u64) as usize + c) = v }
 }
 
+/// The letterbox around the job's output (see [`ResizeJob`]): `fill` written to each pixel
+/// of `outer` outside `dst`, by the same launch that writes `dst`.
+///
+/// # Safety
+/// Where `j.outer.data` is not 0, it describes writable memory that holds `j.dst` at
+/// (`left`, `top`).
+#[inline(always)]
+unsafe fn frame<const C: usize>(j: &ResizeJob) {
+    if j.outer.data == 0 {
+        return;
+    }
+    let (l, t) = (j.left as u64, j.top as u64);
+    let (r, b) = (l + j.dst.width as u64, t + j.dst.height as u64);
+    for y in grid_stride_y(j.outer.height as u64) {
+        let rows = y >= t && y < b;
+        for x in grid_stride_x(j.outer.width as u64) {
+            if rows && x >= l && x < r {
+                continue;
+            }
+            for c in 0..C {
+                // SAFETY: (x, y) in the frame (the caller's contract).
+                unsafe { put::<C>(j.outer, x, y, c, (j.fill >> (8 * c)) as u8) };
+            }
+        }
+    }
+}
+
 /// `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped.
 #[inline(always)]
 fn round_u8(v: f32) -> u8 {
@@ -67,6 +94,8 @@ fn round_u8(v: f32) -> u8 {
 unsafe fn gather<const C: usize>(p: ResizeGather) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
     let ints = p.ints.ptr();
     for y in grid_stride_y(j.dst.height as u64) {
         // SAFETY: row index `y` of the job's table.
@@ -87,21 +116,20 @@ unsafe fn gather<const C: usize>(p: ResizeGather) {
     }
 }
 
-/// The most taps of a separable plan (Lanczos-4). Every loop over taps runs to it, with
-/// the unused taps weighted 0: fixed bounds unroll, so the arrays stay in registers.
-const MAX_TAPS: usize = 8;
-
 /// OpenCV's vertical rules (`VResize*<uchar>`), on the weighted rows `s` of element `e`
-/// (unused taps 0).
+/// (unused taps 0). `T` is the kernel's tap count (2, 4 or 8: linear, cubic, Lanczos-4);
+/// every loop over taps runs to it, with the unused taps weighted 0: fixed bounds unroll,
+/// so the arrays stay in registers, and a kernel for fewer taps needs fewer of them.
 #[inline(always)]
-fn vertical(rule: u32, s: &[i32; MAX_TAPS], b: &[i32; MAX_TAPS], e: u32, vector_elems: u32) -> u8 {
+fn vertical<const T: usize>(rule: u32, s: &[i32; T], b: &[i32; T], e: u32, vector_elems: u32) -> u8 {
     let int = || {
         let mut v = 0i32;
-        for k in 0..MAX_TAPS {
+        for k in 0..T {
             v = v.wrapping_add(s[k].wrapping_mul(b[k]));
         }
         v
     };
+    let tap = |a: &[i32; T], k: usize| if k < T { a[k] } else { 0 };
     match rule {
         0 => ((((b[0] * (s[0] >> 4)) >> 16) + ((b[1] * (s[1] >> 4)) >> 16) + 2) >> 2).clamp(0, 255) as u8,
         3 => ((int() as i64 + (1 << 15)) >> 16).clamp(0, 255) as u8,
@@ -109,31 +137,33 @@ fn vertical(rule: u32, s: &[i32; MAX_TAPS], b: &[i32; MAX_TAPS], e: u32, vector_
             // OpenCV's vector form: each weight over 2^22 in float, the products summed as
             // S0*b0 + (S1*b1 + (S2*b2 + S3*b3)).
             let scale = 1.0f32 / (2048.0 * 2048.0);
-            let f = |k: usize| s[k] as f32 * (b[k] as f32 * scale);
+            let f = |k: usize| tap(s, k) as f32 * (tap(b, k) as f32 * scale);
             round_u8(f(0) + (f(1) + (f(2) + f(3))))
         }
         _ => (int().wrapping_add(1 << 21) >> 22).clamp(0, 255) as u8,
     }
 }
 
-/// OpenCV's separable fixed point (see [`ResizeSeparable`]).
+/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps.
 ///
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
-/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most [`MAX_TAPS`].
+/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most `T`.
 #[inline(always)]
-unsafe fn separable<const C: usize>(p: ResizeSeparable) {
+unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
     let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
     let (xt, yt) = (p.x_taps as usize, p.y_taps as usize);
     for y in grid_stride_y(j.dst.height as u64) {
-        let mut rows = [0u64; MAX_TAPS];
-        let mut b = [0i32; MAX_TAPS];
+        let mut rows = [0u64; T];
+        let mut b = [0i32; T];
         // SAFETY: row `y`'s first row in the job's table.
         let first_row = unsafe { *ints.add(j.y as usize + y as usize) } as i64;
-        for k in 0..MAX_TAPS {
+        for k in 0..T {
             rows[k] = clamp(first_row + k as i64, j.src.height);
             if k < yt {
                 // SAFETY: row `y`'s weights in the job's table.
@@ -143,9 +173,9 @@ unsafe fn separable<const C: usize>(p: ResizeSeparable) {
         for x in grid_stride_x(j.dst.width as u64) {
             // SAFETY: column `x`'s entries of the job's tables.
             let first = unsafe { *ints.add(j.x as usize + x as usize) } as i64;
-            let mut a = [0i32; MAX_TAPS];
-            let mut cols = [0u64; MAX_TAPS];
-            for i in 0..MAX_TAPS {
+            let mut a = [0i32; T];
+            let mut cols = [0u64; T];
+            for i in 0..T {
                 cols[i] = clamp(first + i as i64, j.src.width);
                 if i < xt {
                     // SAFETY: as above.
@@ -153,11 +183,11 @@ unsafe fn separable<const C: usize>(p: ResizeSeparable) {
                 }
             }
             for c in 0..C {
-                let mut s = [0i32; MAX_TAPS];
-                for k in 0..MAX_TAPS {
+                let mut s = [0i32; T];
+                for k in 0..T {
                     if k < yt {
                         let mut v = 0i32;
-                        for i in 0..MAX_TAPS {
+                        for i in 0..T {
                             if i < xt {
                                 // SAFETY: (cols[i], rows[k]) clamped into the source.
                                 let px = unsafe { at::<C>(j.src, cols[i], rows[k], c) } as i32;
@@ -169,13 +199,60 @@ unsafe fn separable<const C: usize>(p: ResizeSeparable) {
                 }
                 let e = x as u32 * C as u32 + c as u32;
                 // SAFETY: (x, y) in the output.
-                unsafe { put::<C>(j.dst, x, y, c, vertical(p.rule, &s, &b, e, j.extra)) };
+                unsafe { put::<C>(j.dst, x, y, c, vertical::<T>(p.rule, &s, &b, e, j.extra)) };
             }
         }
     }
 }
 
-/// OpenCV's integer-factor area (see [`ResizeCells`]).
+/// Output pixels each thread of the cells kernel makes, side by side.
+pub const CELLS_PER_THREAD: u64 = cuimg_abi::resize::CELLS_PER_THREAD as u64;
+
+/// Byte `k` of `words`, little-endian (constant `k` after unrolling: a shift and a mask).
+#[inline(always)]
+fn byte_of<const N: usize>(words: &[u64; N], k: usize) -> u32 {
+    (words[k / 8] >> (8 * (k % 8))) as u32 & 0xFF
+}
+
+/// OpenCV's halving of `CELLS_PER_THREAD` pixels side by side at output `(x0, y)`: each
+/// output byte `(a + b + c + d + 2) >> 2` of its 2x2 cell, read as `C` aligned 8-byte words
+/// per source row and written as `C` aligned 4-byte words.
+///
+/// # Safety
+/// The job's source and destination rows start 8- and 4-byte aligned; the 2x2 cells of the
+/// four pixels lie inside the source and the pixels inside the destination.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+unsafe fn halve4<const C: usize>(j: &ResizeJob, x0: u64, y: u64) {
+    let row = |r: u64| (j.src.data + r * j.src.pitch + x0 * 2 * C as u64) as usize as *const u64;
+    let (mut top, mut bottom) = ([0u64; C], [0u64; C]);
+    let (r0, r1) = (row(2 * y), row(2 * y + 1));
+    for w in 0..C {
+        // SAFETY: 8-byte aligned words of the cells' two rows, inside the source (the
+        // caller's contract).
+        unsafe {
+            top[w] = *r0.add(w);
+            bottom[w] = *r1.add(w);
+        }
+    }
+    let out = (j.dst.data + y * j.dst.pitch + x0 * C as u64) as usize as *mut u32;
+    for w in 0..C {
+        let mut word = 0u32;
+        for b in 0..4 {
+            // Output byte `k` is channel `k % C` of pixel `k / C`.
+            let k = w * 4 + b;
+            let (i, c) = (k / C, k % C);
+            let (l, r) = (2 * i * C + c, (2 * i + 1) * C + c);
+            let sum = byte_of(&top, l) + byte_of(&top, r) + byte_of(&bottom, l) + byte_of(&bottom, r);
+            word |= ((sum + 2) >> 2) << (8 * b);
+        }
+        // SAFETY: 4-byte aligned, inside the destination row (the caller's contract).
+        unsafe { *out.add(w) = word };
+    }
+}
+
+/// OpenCV's integer-factor area (see [`ResizeCells`]): [`CELLS_PER_THREAD`] output pixels
+/// per thread, halved through aligned words where the job allows it.
 ///
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes.
@@ -183,23 +260,41 @@ unsafe fn separable<const C: usize>(p: ResizeSeparable) {
 unsafe fn cells<const C: usize>(p: ResizeCells) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
     let (fx, fy) = (j.x as u64, j.y as u64);
     let scale = 1.0f32 / (fx * fy) as f32;
+    let (dw, sw, sh) = (j.dst.width as u64, j.src.width as u64, j.src.height as u64);
+    let words = j.extra == 1
+        && fx == 2
+        && fy == 2
+        && (j.src.data | j.src.pitch) % 8 == 0
+        && (j.dst.data | j.dst.pitch) % 4 == 0;
     for y in grid_stride_y(j.dst.height as u64) {
-        for x in grid_stride_x(j.dst.width as u64) {
-            for c in 0..C {
-                let mut sum = 0i32;
-                for k in 0..fy {
-                    for i in 0..fx {
-                        let (sx, sy) =
-                            (clamp((x * fx + i) as i64, j.src.width), clamp((y * fy + k) as i64, j.src.height));
-                        // SAFETY: clamped into the source.
-                        sum += unsafe { at::<C>(j.src, sx, sy, c) } as i32;
+        for g in grid_stride_x(dw.div_ceil(CELLS_PER_THREAD)) {
+            let x0 = g * CELLS_PER_THREAD;
+            let n = CELLS_PER_THREAD.min(dw - x0);
+            if words && n == CELLS_PER_THREAD && 2 * (x0 + n) <= sw && 2 * y + 2 <= sh {
+                // SAFETY: aligned rows (checked above), the cells inside the source and the
+                // pixels inside the destination (checked here).
+                unsafe { halve4::<C>(&j, x0, y) };
+                continue;
+            }
+            for x in x0..x0 + n {
+                for c in 0..C {
+                    let mut sum = 0i32;
+                    for k in 0..fy {
+                        for i in 0..fx {
+                            let (sx, sy) =
+                                (clamp((x * fx + i) as i64, j.src.width), clamp((y * fy + k) as i64, j.src.height));
+                            // SAFETY: clamped into the source.
+                            sum += unsafe { at::<C>(j.src, sx, sy, c) } as i32;
+                        }
                     }
+                    let v = if j.extra == 1 { ((sum + 2) >> 2) as u8 } else { round_u8(sum as f32 * scale) };
+                    // SAFETY: (x, y) in the output.
+                    unsafe { put::<C>(j.dst, x, y, c, v) };
                 }
-                let v = if j.extra == 1 { ((sum + 2) >> 2) as u8 } else { round_u8(sum as f32 * scale) };
-                // SAFETY: (x, y) in the output.
-                unsafe { put::<C>(j.dst, x, y, c, v) };
             }
         }
     }
@@ -214,6 +309,8 @@ unsafe fn cells<const C: usize>(p: ResizeCells) {
 unsafe fn area<const C: usize>(p: ResizeArea) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
     let (ints, floats) = (p.ints.ptr(), p.floats.ptr());
     let (xs, ys) = (j.x as usize, j.y as usize);
     let (xi, yi) = (xs + j.dst.width as usize + 1, ys + j.dst.height as usize + 1);
@@ -258,10 +355,13 @@ fn muldiv255(a: u32, b: u32) -> u32 {
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// one first index per output index along the pass and `job.y` weights each.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
 unsafe fn pillow<const C: usize>(p: ResizePillow) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
     let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
     let taps = j.y as usize;
     let read = |x: u64, y: u64, c: usize| -> i32 {
@@ -277,25 +377,28 @@ unsafe fn pillow<const C: usize>(p: ResizePillow) {
     };
     for y in grid_stride_y(j.dst.height as u64) {
         for x in grid_stride_x(j.dst.width as u64) {
-            // The pixel's channels packed in a word (an array indexed in the loop over
-            // channels would live in local memory).
+            let i = if p.horizontal != 0 { x } else { y } as usize;
+            // SAFETY: output index `i`'s entries of the job's tables.
+            let first = unsafe { *ints.add(j.x as usize + i) } as i64;
+            // Taps outside, channels inside: each weight and position is read once for all
+            // channels (the channel loop unrolls, so `ss` stays in registers).
+            let mut ss = [1i32 << 21; C];
+            for k in 0..taps {
+                // SAFETY: as above.
+                let w = unsafe { *weights.add(j.xw as usize + i * taps + k) };
+                let (sx, sy) = if p.horizontal != 0 {
+                    (clamp(first + k as i64, j.src.width), clamp((y + j.extra as u64) as i64, j.src.height))
+                } else {
+                    (x, clamp(first - j.extra as i64 + k as i64, j.src.height))
+                };
+                for c in 0..C {
+                    ss[c] = ss[c].wrapping_add(read(sx, sy, c).wrapping_mul(w));
+                }
+            }
+            // The pixel's channels packed in a word.
             let mut px = 0u32;
             for c in 0..C {
-                let mut ss = 1i32 << 21;
-                let i = if p.horizontal != 0 { x } else { y } as usize;
-                // SAFETY: output index `i`'s entries of the job's tables.
-                let first = unsafe { *ints.add(j.x as usize + i) } as i64;
-                for k in 0..taps {
-                    // SAFETY: as above.
-                    let w = unsafe { *weights.add(j.xw as usize + i * taps + k) };
-                    let v = if p.horizontal != 0 {
-                        read(clamp(first + k as i64, j.src.width), clamp((y + j.extra as u64) as i64, j.src.height), c)
-                    } else {
-                        read(x, clamp(first - j.extra as i64 + k as i64, j.src.height), c)
-                    };
-                    ss = ss.wrapping_add(v.wrapping_mul(w));
-                }
-                px |= ((ss >> 22).clamp(0, 255) as u32) << (8 * c);
+                px |= ((ss[c] >> 22).clamp(0, 255) as u32) << (8 * c);
             }
             let a = px >> (8 * (C - 1)) & 0xFF;
             for c in 0..C {
@@ -335,13 +438,37 @@ resize_kernels!(
     [resize_gather_c3, ResizeGatherC3, 3],
     [resize_gather_c4, ResizeGatherC4, 4]
 );
-resize_kernels!(
-    separable,
-    ResizeSeparable,
-    [resize_separable_c1, ResizeSeparableC1, 1],
-    [resize_separable_c2, ResizeSeparableC2, 2],
-    [resize_separable_c3, ResizeSeparableC3, 3],
-    [resize_separable_c4, ResizeSeparableC4, 4]
+/// The separable kernels, one per channel count and tap count.
+macro_rules! separable_kernels {
+    ($([$name:ident, $marker:ident, $c:literal, $t:literal]),*) => {
+        $(
+            /// See [`separable`]; 2-D over the largest output, one job a grid layer.
+            ///
+            /// # Safety
+            /// [`separable`]'s contract, for plans of at most this kernel's taps.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
+                // SAFETY: forwarded contract.
+                unsafe { separable::<$c, $t>(p) }
+            }
+            abi!(cuimg_abi::resize::$marker, $name);
+        )*
+    };
+}
+
+separable_kernels!(
+    [resize_separable2_c1, ResizeSeparable2C1, 1, 2],
+    [resize_separable2_c2, ResizeSeparable2C2, 2, 2],
+    [resize_separable2_c3, ResizeSeparable2C3, 3, 2],
+    [resize_separable2_c4, ResizeSeparable2C4, 4, 2],
+    [resize_separable4_c1, ResizeSeparable4C1, 1, 4],
+    [resize_separable4_c2, ResizeSeparable4C2, 2, 4],
+    [resize_separable4_c3, ResizeSeparable4C3, 3, 4],
+    [resize_separable4_c4, ResizeSeparable4C4, 4, 4],
+    [resize_separable_c1, ResizeSeparableC1, 1, 8],
+    [resize_separable_c2, ResizeSeparableC2, 2, 8],
+    [resize_separable_c3, ResizeSeparableC3, 3, 8],
+    [resize_separable_c4, ResizeSeparableC4, 4, 8]
 );
 resize_kernels!(
     cells,

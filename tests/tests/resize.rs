@@ -278,3 +278,58 @@ fn bad_requests_are_refused_before_anything_runs() {
     stream.synchronize().unwrap();
     assert_eq!(stream.download(&dst).unwrap(), before, "nothing was written");
 }
+
+/// Letterboxes (and fills) laid out by one launch per kind of plan: each image of a ragged
+/// batch padded by its own padding and color, against the serial reference (resize, then
+/// `copy_make_border`), alone and in the batch, for a filter of each kernel family.
+#[test]
+fn letterboxes_in_the_resize_launch_match_the_reference() {
+    let sizes = [(64, 48), (37, 91), (200, 120), (5, 3), (120, 120)];
+    let imgs: Vec<Image<Rgb8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &(w, h))| Image::from_bytes(w, h, &splitmix_bytes(900 + i as u64, (w * h * 3) as usize)).unwrap())
+        .collect();
+    let gpu = cuimg_tests::gpu();
+    for name in ["cv-nearest", "cv-linear", "cv-area", "cv-cubic", "pil-bilinear", "pil-lanczos"] {
+        let f: Filter = name.parse().unwrap();
+        let layouts: Vec<cuimg::ResizeLayout> = imgs
+            .iter()
+            .enumerate()
+            .map(|(i, img)| {
+                let sizing = match i % 3 {
+                    0 => cuimg::Sizing::Fit(40, 40, Some([i as u8 * 40, 7, 200, 0])),
+                    1 => cuimg::Sizing::Fill(33, 20),
+                    _ => cuimg::Sizing::Fit(64, 30, Some([114, 114, 114, 0])),
+                };
+                sizing.layout(img.width(), img.height(), f).unwrap()
+            })
+            .collect();
+        let want: Vec<Image<Rgb8>> =
+            imgs.iter().zip(&layouts).map(|(img, l)| cpu::resize_layout(&img.view(), f, l).unwrap()).collect();
+        for ((img, l), w) in imgs.iter().zip(&layouts).zip(&want) {
+            assert_eq!(&cuimg::par::resize_layout(&img.view(), f, l).unwrap(), w, "{name} {l:?} on all cores");
+            assert_eq!(w.dimensions(), l.size());
+        }
+        let Some(gpu) = &gpu else { continue };
+        for ((img, l), w) in imgs.iter().zip(&layouts).zip(&want) {
+            assert_eq!(&gpu.resize_layout(&img.view(), f, l).unwrap(), w, "{name} {l:?} on the GPU");
+        }
+        let views: Vec<_> = imgs.iter().map(|i| i.view()).collect();
+        assert_eq!(gpu.resize_batch_layouts(&views, f, &layouts).unwrap(), want, "{name} in a batch");
+    }
+    // A padding that leaves nothing to resize into is refused before anything runs.
+    let Some(gpu) = &gpu else { return };
+    let stream = gpu.stream().unwrap();
+    let src = stream.upload(&imgs[0].view()).unwrap();
+    let mut dst = cuimg_tests::poisoned::<Rgb8>(&stream, 10, 10);
+    let before = stream.download(&dst).unwrap();
+    let bad = cuimg::ResizeLayout {
+        source: None,
+        inner: (0, 10),
+        pad: Some((cuimg::Padding { top: 0, bottom: 0, left: 5, right: 5 }, [0; 4])),
+    };
+    assert!(stream.resize_layout(&src, &mut dst, "cv-linear".parse().unwrap(), &bad).is_err());
+    stream.synchronize().unwrap();
+    assert_eq!(stream.download(&dst).unwrap(), before, "nothing was written");
+}

@@ -1,6 +1,6 @@
 //! The serial reference: the plan run row after row.
 
-use super::{Filter, SourceBox, exec};
+use super::{Filter, ResizeLayout, SourceBox, exec};
 use crate::error::Result;
 use crate::image::{Image, ImageView};
 use crate::pixel::Pixel;
@@ -27,4 +27,19 @@ pub fn resize_box<P: Pixel>(
     bx: SourceBox,
 ) -> Result<Image<P>> {
     exec::on_host(src, (width, height), filter, Some(bx), false)
+}
+
+/// `src` laid out as `layout` says (see [`crate::Sizing`]): its box resized to the inner
+/// size, then padded with the layout's constant (a letterbox), as `copy_make_border` pads.
+///
+/// ```
+/// use cuimg::{Filter, Gray8, Image, Sizing, cpu};
+/// let img = Image::from_fn(8, 4, |x, _| Gray8([x as u8 * 30]));
+/// let filter: Filter = "cv-area".parse().unwrap();
+/// let layout = Sizing::Fit(4, 4, Some([9, 0, 0, 0])).layout(8, 4, filter).unwrap();
+/// let out = cpu::resize_layout(&img.view(), filter, &layout).unwrap();
+/// assert_eq!(out.as_bytes(), &[9, 9, 9, 9, 15, 75, 135, 195, 15, 75, 135, 195, 9, 9, 9, 9]);
+/// ```
+pub fn resize_layout<P: Pixel>(src: &ImageView<'_, P>, filter: Filter, layout: &ResizeLayout) -> Result<Image<P>> {
+    exec::layout_on_host(src, filter, layout, false)
 }

@@ -13,6 +13,23 @@ use super::plan::{Lists, PilPass, Plan, Rule, Taps, cubic_vector_elems};
 
 /// `src` (its box `bx`, if given) resized on the CPU, serially or on all cores: the forms of
 /// `cuimg::cpu` and `cuimg::par`.
+/// `src` laid out as `layout` says: its box resized, then padded (`parallel`: on all cores).
+pub(crate) fn layout_on_host<P: Pixel>(
+    src: &ImageView<'_, P>,
+    filter: Filter,
+    layout: &super::ResizeLayout,
+    parallel: bool,
+) -> Result<Image<P>> {
+    let inner = on_host(src, layout.inner, filter, layout.source, parallel)?;
+    let Some((pad, value)) = layout.pad else { return Ok(inner) };
+    let border = crate::Border::Constant(value);
+    if parallel {
+        crate::par::copy_make_border(&inner.view(), pad, border)
+    } else {
+        crate::cpu::copy_make_border(&inner.view(), pad, border)
+    }
+}
+
 pub(crate) fn on_host<P: Pixel>(
     src: &ImageView<'_, P>,
     (width, height): (u32, u32),

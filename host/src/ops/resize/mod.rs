@@ -5,6 +5,7 @@ pub(crate) mod cpu;
 mod cv;
 pub(crate) mod exec;
 mod gpu;
+mod launch;
 mod pil;
 pub(crate) mod op;
 pub(crate) mod plan;
@@ -195,3 +196,4 @@ pub(crate) fn plan_boxed<P: Pixel>(
         Filter::Pillow(f) => pil::plan(s, P::ALPHA.is_some(), d, f, boxed.map(|b| [b.x0, b.y0, b.x1, b.y1])),
     })
 }
+

@@ -1,9 +1,6 @@
 //! `resize` in the registry (`crate::registry`).
 
-use super::{Filter, ResizeLayout, Sizing, SourceBox};
-use crate::ops::border::{Border, Padding};
-use crate::image::{Image, ImageView};
-use crate::pixel::Pixel;
+use super::{Filter, ResizeLayout, Sizing};
 use crate::error::{Error, Result};
 use crate::registry::{
     AnyDeviceView, AnyView, Bound, Cli, GrayInput, Operation, Output, Param, PixelFormat, Produces, Target, host,
@@ -130,9 +127,6 @@ fn sizing(args: &crate::registry::Args) -> Result<Sizing> {
     })
 }
 
-/// A letterbox's padding and color.
-type Letterbox = (Padding, [u8; 4]);
-
 struct Resize {
     sizing: Sizing,
     filter: Filter,
@@ -143,41 +137,6 @@ impl Resize {
         self.sizing.layout(width, height, self.filter)
     }
 
-    /// A serial or all-cores form: the box resized, then padded.
-    fn host<P: Pixel>(
-        &self,
-        src: &ImageView<'_, P>,
-        resize: impl Fn(&ImageView<'_, P>, u32, u32, Filter, SourceBox) -> Result<Image<P>>,
-        border: impl Fn(&ImageView<'_, P>, Padding, Border) -> Result<Image<P>>,
-    ) -> Result<Image<P>> {
-        let l = self.layout(src.width(), src.height())?;
-        let bx = l.source.unwrap_or(SourceBox::whole(src.width(), src.height()));
-        let inner = resize(src, l.inner.0, l.inner.1, self.filter, bx)?;
-        match l.pad {
-            Some((p, value)) => border(&inner.view(), p, Border::Constant(value)),
-            None => Ok(inner),
-        }
-    }
-
-    /// The GPU's form on `s`: the box resized into `dst`, or into a new image that is then
-    /// padded into `dst`.
-    fn on_stream<P: Pixel>(
-        &self,
-        s: &Stream,
-        src: &crate::runtime::DeviceView<'_, P>,
-        dst: &mut crate::runtime::DeviceViewMut<'_, P>,
-    ) -> Result<()> {
-        let l = self.layout(src.width(), src.height())?;
-        let bx = l.source.unwrap_or(SourceBox::whole(src.width(), src.height()));
-        match l.pad {
-            None => s.resize_box(src, dst, self.filter, bx),
-            Some((p, value)) => {
-                let mut inner = s.alloc::<P>(l.inner.0, l.inner.1)?;
-                s.resize_box(src, &mut inner, self.filter, bx)?;
-                s.copy_make_border(&inner, dst, p, Border::Constant(value))
-            }
-        }
-    }
 }
 
 impl Bound for Resize {
@@ -191,74 +150,34 @@ impl Bound for Resize {
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {
         with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
-            image(self.host(host::<P>(src), cpu::resize_box, cpu::copy_make_border)))
+            image(cpu::resize_layout(host::<P>(src), self.filter, &self.layout(src.dimensions().0, src.dimensions().1)?)))
     }
 
     fn par(&self, src: &AnyView<'_>) -> Result<Output> {
         with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
-            image(self.host(host::<P>(src), par::resize_box, par::copy_make_border)))
+            image(par::resize_layout(host::<P>(src), self.filter, &self.layout(src.dimensions().0, src.dimensions().1)?)))
     }
 
     fn gpu(&self, gpu: &Gpu, src: &AnyView<'_>) -> Result<Output> {
-        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => image({
-            let src = host::<P>(src);
-            let (w, h) = self.layout(src.width(), src.height())?.size();
-            let s = gpu.blocking_stream();
-            let d_src = s.upload(src)?;
-            let mut dst = s.alloc_for_output::<P>(w, h)?;
-            self.on_stream(&s, &d_src.view(), &mut dst.view_mut())?;
-            s.download(&dst)
-        }))
+        let (w, h) = src.dimensions();
+        let layout = self.layout(w, h)?;
+        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
+            image(gpu.resize_layout(host::<P>(src), self.filter, &layout)))
     }
 
     fn gpu_batch(&self, gpu: &Gpu, imgs: &[AnyView<'_>]) -> Result<Vec<Output>> {
         let first = imgs.first().ok_or(Error::EmptyBatch)?.format();
-        with_format!(first, NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => images({
-            let views = views_as::<P>(imgs)?;
-            let layouts = views.iter().map(|v| self.layout(v.width(), v.height())).collect::<Result<Vec<_>>>()?;
-            // Images of one padding together (a letterbox pads each image by what its aspect
-            // leaves; photos of one size share it): one launch resizes a group, one more pads
-            // it.
-            let mut groups: Vec<(Option<Letterbox>, Vec<usize>)> = Vec::new();
-            for (i, l) in layouts.iter().enumerate() {
-                match groups.iter_mut().find(|(p, _)| *p == l.pad) {
-                    Some((_, v)) => v.push(i),
-                    None => groups.push((l.pad, vec![i])),
-                }
-            }
-            let s = gpu.blocking_stream();
-            let mut out: Vec<Option<Image<P>>> = (0..views.len()).map(|_| None).collect();
-            for (pad, members) in groups {
-                let group: Vec<ImageView<'_, P>> = members.iter().map(|&i| views[i]).collect();
-                let src = s.upload_batch(&group)?;
-                let inner: Vec<(u32, u32)> = members.iter().map(|&i| layouts[i].inner).collect();
-                let mut dst = s.alloc_batch_for_output::<P>(&inner)?;
-                let boxes: Vec<Option<SourceBox>> = members.iter().map(|&i| layouts[i].source).collect();
-                s.resize_batch_boxed(&src, &mut dst, self.filter, &boxes)?;
-                let done = match pad {
-                    Some((p, value)) => {
-                        let sizes: Vec<(u32, u32)> = members.iter().map(|&i| layouts[i].size()).collect();
-                        let mut padded = s.alloc_batch_for_output::<P>(&sizes)?;
-                        s.copy_make_border_batch(&dst, &mut padded, p, Border::Constant(value))?;
-                        s.download_batch(&padded)?
-                    }
-                    None => s.download_batch(&dst)?,
-                };
-                for (&i, img) in members.iter().zip(done) {
-                    out[i] = Some(img);
-                }
-            }
-            Ok(out.into_iter().map(|img| img.expect("every image is in a group")).collect())
-        }))
+        let layouts = imgs.iter().map(|i| self.layout(i.dimensions().0, i.dimensions().1)).collect::<Result<Vec<_>>>()?;
+        with_format!(first, NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
+            images(gpu.resize_batch_layouts(&views_as::<P>(imgs)?, self.filter, &layouts)))
     }
 
     fn stream(&self, s: &Stream, src: &AnyDeviceView<'_>, target: Target<'_>) -> Result<()> {
         let Target::Image(mut dst) = target else { return Err(wrong_target(NAME, "an image")) };
         let want = self.layout(src.dimensions().0, src.dimensions().1)?.size();
         crate::image::check_same_size("the resize target", dst.dimensions(), want)?;
-        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P => {
-            let src = source::<P>(src);
-            self.on_stream(s, src, target_image::<P>(NAME, &mut dst)?)
-        })
+        let layout = self.layout(src.dimensions().0, src.dimensions().1)?;
+        with_format!(src.format(), NAME, [Gray8, La8, Rgb8, Bgr8, Rgba8, Bgra8], P =>
+            s.resize_layout(source::<P>(src), target_image::<P>(NAME, &mut dst)?, self.filter, &layout))
     }
 }

@@ -1,0 +1,420 @@
+//! The resize launches: each image's plan packed into jobs and tables (one upload per
+//! launch), one launch per kind of plan (and per pass of Pillow's), whatever the batch's
+//! sizes. `gpu.rs` holds the public forms that call them.
+
+use cuimg_abi::resize::{
+    Plane, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
+    ResizeCellsC2, ResizeCellsC3, ResizeCellsC4, ResizeGather, ResizeGatherC1, ResizeGatherC2, ResizeGatherC3,
+    ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4,
+    ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
+    ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
+    ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD,
+};
+use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
+
+use super::plan::{Plan, cubic_vector_elems};
+use crate::error::{Error, Result};
+use crate::pixel::{Channels, Pixel};
+use crate::runtime::{DeviceBuffer, Stream};
+
+/// One image's resize: its plan, where it reads, where it writes, and the letterbox around
+/// that, if any.
+pub(super) struct Work {
+    pub plan: Plan,
+    pub src: Plane,
+    pub dst: Plane,
+    pub frame: Option<Frame>,
+}
+
+/// A letterbox: the whole output, where in it the resize writes, the constant around that.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Frame {
+    pub outer: Plane,
+    pub left: u32,
+    pub top: u32,
+    pub fill: u32,
+}
+
+impl Work {
+    /// The job's planes and frame, its tables' offsets left for the caller.
+    fn job(&self) -> ResizeJob {
+        let mut j = ResizeJob { src: self.src, dst: self.dst, ..Default::default() };
+        if let Some(f) = self.frame {
+            (j.outer, j.left, j.top, j.fill) = (f.outer, f.left, f.top, f.fill);
+        }
+        j
+    }
+}
+
+/// Offsets as the jobs hold them.
+fn offset(len: usize) -> Result<u32> {
+    u32::try_from(len).map_err(|_| Error::TooLarge { what: "the resize tables".into(), size: len as u64, limit: u32::MAX as u64 })
+}
+
+/// A job as the `u64` words of its `repr(C)` layout (little-endian, as every GPU CUDA runs
+/// on), to upload without an unsafe cast.
+fn words(j: &ResizeJob) -> [u64; 13] {
+    const _: () = assert!(std::mem::size_of::<ResizeJob>() == 104);
+    let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+    let plane = |p: &Plane| [p.data, p.pitch, pair(p.width, p.height)];
+    let (s, d, o) = (plane(&j.src), plane(&j.dst), plane(&j.outer));
+    [
+        s[0],
+        s[1],
+        s[2],
+        d[0],
+        d[1],
+        d[2],
+        pair(j.x, j.xw),
+        pair(j.y, j.yw),
+        pair(j.extra, j.fill),
+        o[0],
+        o[1],
+        o[2],
+        pair(j.left, j.top),
+    ]
+}
+
+/// One launch's tables and jobs, packed into one device upload (one allocation and one copy
+/// per launch, not one per table: a call's fixed cost is most of a small resize's time).
+#[derive(Default)]
+struct Blob(Vec<u8>);
+
+impl Blob {
+    /// `v` appended at an 8-byte boundary; its byte offset in the blob.
+    fn add<T: bytemuck::Pod>(&mut self, v: &[T]) -> u64 {
+        self.0.resize(self.0.len().next_multiple_of(8), 0);
+        let at = self.0.len() as u64;
+        self.0.extend_from_slice(bytemuck::cast_slice(v));
+        at
+    }
+}
+
+/// Which launch a plan takes: plans of one key share it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Key {
+    Gather,
+    Separable(usize, usize, u32),
+    Cells,
+    Area,
+    Pillow,
+}
+
+fn key(plan: &Plan) -> Key {
+    match plan {
+        Plan::Copy | Plan::Gather { .. } => Key::Gather,
+        Plan::Separable { x, y, rule } => Key::Separable(x.taps, y.taps, *rule as u32),
+        Plan::Cells { .. } => Key::Cells,
+        Plan::Area { .. } => Key::Area,
+        Plan::Pillow { .. } => Key::Pillow,
+    }
+}
+
+impl Stream {
+    /// Launches every job, grouped by kind of plan.
+    pub(super) fn resize_work<P: Pixel>(&self, work: Vec<Work>) -> Result<()> {
+        let mut groups: Vec<(Key, Vec<Work>)> = Vec::new();
+        for w in work {
+            let k = key(&w.plan);
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, v)) => v.push(w),
+                None => groups.push((k, vec![w])),
+            }
+        }
+        for (k, group) in groups {
+            match k {
+                Key::Gather => self.resize_gather::<P>(&group)?,
+                Key::Separable(xt, yt, rule) => self.resize_separable::<P>(&group, (xt, yt, rule))?,
+                Key::Cells => self.resize_cells::<P>(&group)?,
+                Key::Area => self.resize_area::<P>(&group)?,
+                Key::Pillow => self.resize_pillow::<P>(group)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Launches `K` over `jobs`, uploaded here with the launch's tables (`blob`), in chunks
+    /// of at most `MAX_BATCH_LAUNCH`, with `params(first job, count, blob's device address)`
+    /// for each chunk; a thread makes `per_thread` output pixels side by side.
+    ///
+    /// # Safety
+    /// `params(jobs, count, base)` are `K`'s parameters for `count` of the jobs from `jobs`,
+    /// whose planes, and tables at `base`, hold what `K`'s contract asks.
+    unsafe fn resize_launch<K: Kernel>(
+        &self,
+        jobs: &[ResizeJob],
+        mut blob: Blob,
+        per_thread: u64,
+        params: impl Fn(DevPtr<ResizeJob>, u32, u64) -> K::Params,
+    ) -> Result<()> {
+        let words: Vec<u64> = jobs.iter().flat_map(words).collect();
+        let at = blob.add(&words);
+        let table: DeviceBuffer<u8> = self.upload_slice(&blob.0)?;
+        let read = table.buf.read(&self.raw)?;
+        let base = read.ptr().addr();
+        let size = std::mem::size_of::<ResizeJob>() as u64;
+        for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
+            let extent = chunk.iter().fold((1u64, 1u64), |(w, h), j| {
+                let (jw, jh) = j.extent();
+                (w.max((jw as u64).div_ceil(per_thread)), h.max(jh as u64))
+            });
+            let cfg = self.batch_config::<K>(extent, (32, 8), chunk.len() as u32, 0)?;
+            let first = DevPtr::new(base + at + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
+            // SAFETY: the caller's contract, for this chunk's jobs (`count` of them from
+            // `first`), one grid layer each; the blob is read under its guard.
+            unsafe { self.launch::<K>(cfg, params(first, chunk.len() as u32, base))? };
+        }
+        Ok(())
+    }
+
+    fn resize_gather<P: Pixel>(&self, group: &[Work]) -> Result<()> {
+        let mut ints: Vec<u32> = Vec::new();
+        let mut jobs = Vec::with_capacity(group.len());
+        for w in group {
+            let mut job = w.job();
+            job.x = offset(ints.len())?;
+            match &w.plan {
+                Plan::Gather { xs, ys } => {
+                    ints.extend(xs);
+                    job.y = offset(ints.len())?;
+                    ints.extend(ys);
+                }
+                _ => {
+                    // A copy: each pixel from the same place.
+                    ints.extend(0..w.dst.width);
+                    job.y = offset(ints.len())?;
+                    ints.extend(0..w.dst.height);
+                }
+            }
+            jobs.push(job);
+        }
+        let mut blob = Blob::default();
+        let at = blob.add(&ints);
+        let p = |jobs, count, base: u64| ResizeGather { jobs, count, _pad: 0, ints: DevPtr::new(base + at) };
+        // SAFETY: each job's tables hold `dst.width` column and `dst.height` row indices at
+        // its offsets; the planes are guarded views of P's channel count (the kernel's, by
+        // the match).
+        unsafe {
+            match P::LAYOUT {
+                Channels::One => self.resize_launch::<ResizeGatherC1>(&jobs, blob, 1, p),
+                Channels::Two => self.resize_launch::<ResizeGatherC2>(&jobs, blob, 1, p),
+                Channels::Three => self.resize_launch::<ResizeGatherC3>(&jobs, blob, 1, p),
+                Channels::Four => self.resize_launch::<ResizeGatherC4>(&jobs, blob, 1, p),
+            }
+        }
+    }
+
+    fn resize_separable<P: Pixel>(&self, group: &[Work], (xt, yt, rule): (usize, usize, u32)) -> Result<()> {
+        let (mut ints, mut shorts): (Vec<i32>, Vec<i16>) = (Vec::new(), Vec::new());
+        let mut jobs = Vec::with_capacity(group.len());
+        for w in group {
+            let Plan::Separable { x, y, .. } = &w.plan else { unreachable!("grouped by kind") };
+            let job = ResizeJob {
+                x: offset(ints.len())?,
+                xw: offset(shorts.len())?,
+                y: offset(ints.len() + x.first.len())?,
+                yw: offset(shorts.len() + x.weights.len())?,
+                extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
+                ..w.job()
+            };
+            ints.extend(&x.first);
+            ints.extend(&y.first);
+            shorts.extend(&x.weights);
+            shorts.extend(&y.weights);
+            jobs.push(job);
+        }
+        let mut blob = Blob::default();
+        let (at_i, at_s) = (blob.add(&ints), blob.add(&shorts));
+        let p = |jobs, count, base: u64| ResizeSeparable {
+            jobs,
+            count,
+            x_taps: xt as u32,
+            y_taps: yt as u32,
+            rule,
+            ints: DevPtr::new(base + at_i),
+            shorts: DevPtr::new(base + at_s),
+        };
+        // SAFETY: each job's tables hold `dst.width` first columns and `x_taps` weights each,
+        // `dst.height` first rows and `y_taps` weights each, at its offsets; the kernel takes
+        // at least the larger tap count (by the match, at most 8); the planes are guarded
+        // views of P's channel count (the kernel's, by the match).
+        unsafe {
+            match (xt.max(yt), P::LAYOUT) {
+                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(&jobs, blob, 1, p),
+                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(&jobs, blob, 1, p),
+                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(&jobs, blob, 1, p),
+                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(&jobs, blob, 1, p),
+                (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(&jobs, blob, 1, p),
+                (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(&jobs, blob, 1, p),
+                (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(&jobs, blob, 1, p),
+                (3..=4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(&jobs, blob, 1, p),
+                (5..=8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(&jobs, blob, 1, p),
+                (5..=8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(&jobs, blob, 1, p),
+                (5..=8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(&jobs, blob, 1, p),
+                (5..=8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(&jobs, blob, 1, p),
+                (taps, _) => Err(Error::InvalidParameter {
+                    what: "a separable resize plan".into(),
+                    why: format!("{taps} taps; the kernels take at most 8"),
+                }),
+            }
+        }
+    }
+
+    fn resize_cells<P: Pixel>(&self, group: &[Work]) -> Result<()> {
+        let mut jobs = Vec::with_capacity(group.len());
+        for w in group {
+            let Plan::Cells { fx, fy, halving } = &w.plan else { unreachable!("grouped by kind") };
+            jobs.push(ResizeJob { x: offset(*fx)?, y: offset(*fy)?, extra: u32::from(*halving), ..w.job() });
+        }
+        let p = |jobs, count, _| ResizeCells { jobs, count, _pad: 0 };
+        let per = CELLS_PER_THREAD as u64;
+        // SAFETY: the planes are guarded views of P's channel count (the kernel's, by the
+        // match); every read is clamped into the source, or checked inside it where the
+        // kernel reads whole words.
+        unsafe {
+            match P::LAYOUT {
+                Channels::One => self.resize_launch::<ResizeCellsC1>(&jobs, Blob::default(), per, p),
+                Channels::Two => self.resize_launch::<ResizeCellsC2>(&jobs, Blob::default(), per, p),
+                Channels::Three => self.resize_launch::<ResizeCellsC3>(&jobs, Blob::default(), per, p),
+                Channels::Four => self.resize_launch::<ResizeCellsC4>(&jobs, Blob::default(), per, p),
+            }
+        }
+    }
+
+    fn resize_area<P: Pixel>(&self, group: &[Work]) -> Result<()> {
+        let (mut ints, mut floats): (Vec<u32>, Vec<f32>) = (Vec::new(), Vec::new());
+        let mut jobs = Vec::with_capacity(group.len());
+        for w in group {
+            let Plan::Area { x, y } = &w.plan else { unreachable!("grouped by kind") };
+            let mut job = w.job();
+            job.x = offset(ints.len())?;
+            job.xw = offset(floats.len())?;
+            ints.extend(&x.start);
+            ints.extend(&x.index);
+            floats.extend(&x.weight);
+            job.y = offset(ints.len())?;
+            job.yw = offset(floats.len())?;
+            ints.extend(&y.start);
+            ints.extend(&y.index);
+            floats.extend(&y.weight);
+            jobs.push(job);
+        }
+        let mut blob = Blob::default();
+        let (at_i, at_f) = (blob.add(&ints), blob.add(&floats));
+        let p = |jobs, count, base: u64| ResizeArea {
+            jobs,
+            count,
+            _pad: 0,
+            ints: DevPtr::new(base + at_i),
+            floats: DevPtr::new(base + at_f),
+        };
+        // SAFETY: each job's lists (starts, then indices; weights) are at its offsets, the
+        // starts ascending into them; the planes are guarded views of P's channel count.
+        unsafe {
+            match P::LAYOUT {
+                Channels::One => self.resize_launch::<ResizeAreaC1>(&jobs, blob, 1, p),
+                Channels::Two => self.resize_launch::<ResizeAreaC2>(&jobs, blob, 1, p),
+                Channels::Three => self.resize_launch::<ResizeAreaC3>(&jobs, blob, 1, p),
+                Channels::Four => self.resize_launch::<ResizeAreaC4>(&jobs, blob, 1, p),
+            }
+        }
+    }
+
+    /// Pillow's plans, pass by pass: all images' first passes in one launch, then their
+    /// second, each into a device image of its own between passes.
+    fn resize_pillow<P: Pixel>(&self, group: Vec<Work>) -> Result<()> {
+        // Images whose plans have the same passes (direction and count) share launches.
+        let mut shapes: Vec<(Vec<bool>, Vec<Work>)> = Vec::new();
+        for w in group {
+            let Plan::Pillow { passes, .. } = &w.plan else { unreachable!("grouped by kind") };
+            let shape: Vec<bool> = passes.iter().map(|p| p.horizontal).collect();
+            match shapes.iter_mut().find(|(s, _)| *s == shape) {
+                Some((_, v)) => v.push(w),
+                None => shapes.push((shape, vec![w])),
+            }
+        }
+        for (shape, works) in shapes {
+            // The previous pass's outputs (this pass's inputs), one device image a job.
+            let mut prev: Vec<DeviceBuffer<u8>> = Vec::new();
+            for (i, &horizontal) in shape.iter().enumerate() {
+                let last = i + 1 == shape.len();
+                let pass_of = |w: &Work| match &w.plan {
+                    Plan::Pillow { passes, .. } => passes[i].clone(),
+                    _ => unreachable!("grouped by kind"),
+                };
+                let mut next: Vec<DeviceBuffer<u8>> = match last {
+                    true => Vec::new(),
+                    false => works
+                        .iter()
+                        .map(|w| {
+                            let (pw, ph) = pass_of(w).out;
+                            self.alloc_slice::<u8>(pw * ph * P::CHANNELS)
+                        })
+                        .collect::<Result<_>>()?,
+                };
+                let reads = prev.iter().map(|b| b.buf.read(&self.raw)).collect::<Result<Vec<_>, _>>()?;
+                let mut writes = next.iter_mut().map(|b| b.buf.write(&self.raw)).collect::<Result<Vec<_>, _>>()?;
+                let packed = |addr: u64, (w, h): (usize, usize)| Plane {
+                    data: addr,
+                    pitch: (w * P::CHANNELS) as u64,
+                    width: w as u32,
+                    height: h as u32,
+                };
+                let (mut ints, mut weights): (Vec<i32>, Vec<i32>) = (Vec::new(), Vec::new());
+                let mut jobs = Vec::with_capacity(works.len());
+                for (k, w) in works.iter().enumerate() {
+                    let pass = pass_of(w);
+                    let src = match i {
+                        0 => w.src,
+                        _ => {
+                            let Plan::Pillow { passes, .. } = &w.plan else { unreachable!("grouped by kind") };
+                            packed(reads[k].ptr().addr(), passes[i - 1].out)
+                        }
+                    };
+                    // The last pass writes the output, and its letterbox if any.
+                    let base = if last { w.job() } else { ResizeJob::default() };
+                    let dst = if last { w.dst } else { packed(writes[k].ptr().addr(), pass.out) };
+                    jobs.push(ResizeJob {
+                        src,
+                        dst,
+                        x: offset(ints.len())?,
+                        xw: offset(weights.len())?,
+                        y: offset(pass.taps.taps)?,
+                        yw: 0,
+                        extra: offset(pass.offset)?,
+                        ..base
+                    });
+                    ints.extend(&pass.taps.first);
+                    weights.extend(&pass.taps.weights);
+                }
+                let premultiply = works.iter().any(|w| matches!(w.plan, Plan::Pillow { premultiply: true, .. }));
+                let mut blob = Blob::default();
+                let (at_i, at_w) = (blob.add(&ints), blob.add(&weights));
+                let p = |jobs, count, base: u64| ResizePillow {
+                    jobs,
+                    count,
+                    horizontal: u32::from(horizontal),
+                    premultiply: u32::from(premultiply && i == 0),
+                    divide: u32::from(premultiply && last),
+                    ints: DevPtr::new(base + at_i),
+                    weights: DevPtr::new(base + at_w),
+                };
+                // SAFETY: each job's tables hold one first index and `job.y` weights per
+                // output index along the pass, at its offsets; its source is the image or
+                // the previous pass's output, its output the destination or a new device
+                // image of the pass's size, each under its guard, of P's channel count.
+                unsafe {
+                    match P::LAYOUT {
+                        Channels::One => self.resize_launch::<ResizePillowC1>(&jobs, blob, 1, p),
+                        Channels::Two => self.resize_launch::<ResizePillowC2>(&jobs, blob, 1, p),
+                        Channels::Three => self.resize_launch::<ResizePillowC3>(&jobs, blob, 1, p),
+                        Channels::Four => self.resize_launch::<ResizePillowC4>(&jobs, blob, 1, p),
+                    }
+                }?;
+                drop((reads, writes));
+                prev = next;
+            }
+        }
+        Ok(())
+    }
+}
