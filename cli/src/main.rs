@@ -73,14 +73,25 @@ fn command(name: &str, m: &clap::ArgMatches) -> Result<Command, String> {
         .collect();
     let given: Vec<(&str, &str)> = given.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let args = cuimg::registry::Args::parse(op, &given).map_err(|e| e.to_string())?;
-    Command::new(op, &args).map_err(|e| match e {
+    let mut cmd = Command::new(op, &args).map_err(|e| match e {
         cuimg::Error::InvalidParameter { what, why } if what.starts_with("--") => format!("{what}: {why}"),
         e => {
             let shown: Vec<String> =
                 given.iter().filter(|(_, v)| !v.is_empty()).map(|(n, v)| format!("--{n} {v}")).collect();
             format!("{}: {e}", shown.join(" "))
         }
-    })
+    })?;
+    if let Some(size) = m.get_one::<String>("resize") {
+        let filter = m.get_one::<String>("resize_filter").map_or("cv-area", |f| f.as_str());
+        let resize = cuimg::registry::find("resize").expect("resize is an operation");
+        let args =
+            cuimg::registry::Args::parse(resize, &[("size", size), ("filter", filter)]).map_err(|e| e.to_string())?;
+        let first = (resize.bind)(&args).map_err(|e| format!("--resize {size} --resize-filter {filter}: {e}"))?;
+        cmd.bound = Box::new(cuimg::registry::Then::new(first, cmd.bound));
+        // A JPEG's luma plane is gray before the resize, not after it: decode the colors.
+        cmd.luma = false;
+    }
+    Ok(cmd)
 }
 
 #[derive(Args, Clone)]
@@ -128,6 +139,13 @@ pub(crate) struct Common {
     /// Prints what each --tune key sets, and exits.
     #[arg(long, hide = true)]
     help_tuning: bool,
+    /// Resize each image first, to WIDTHxHEIGHT (as `cuimg resize --size`), then run the
+    /// command on it.
+    #[arg(long, value_name = "WxH")]
+    resize: Option<String>,
+    /// The filter of --resize (as `cuimg resize --filter`).
+    #[arg(long, default_value = "cv-area", requires = "resize")]
+    resize_filter: String,
     /// The memory the run's files may take at once (bytes, or with K, M, G: 8G); default:
     /// half the memory available. A file that alone needs more is reported, not read.
     #[arg(long)]

@@ -677,3 +677,33 @@ fn every_registered_operation_is_a_command() {
         }
     }
 }
+
+/// `--resize` before any command: the resize, then the command, on both paths (the GPU when
+/// there is one) and equal to the library's CPU forms in a row; a bad size stops the run
+/// before any file.
+#[test]
+fn resize_before_a_command_matches_the_library() {
+    let dir = temp("then-resize");
+    let (inp, out) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&inp).unwrap();
+    let img = photo(96, 64, 5);
+    cuimg::io::save(&img, inp.join("p.png")).unwrap();
+    let filter: cuimg::Filter = "pil-bilinear".parse().unwrap();
+    let small = cpu::resize(&img.view(), 40, 30, filter).unwrap();
+    for extra in [vec!["--cpu"], vec![]] {
+        let _ = std::fs::remove_dir_all(&out);
+        let mut all = vec!["warp", s(&inp), "-o", s(&out), "--rotate", "30", "--resize", "40x30"];
+        all.extend(["--resize-filter", "pil-bilinear"]);
+        all.extend(&extra);
+        let o = cuimg(&all);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let got = cuimg::io::load_rgb(out.join("p.png")).unwrap();
+        let turn = cuimg::Warp::rotation((19.5, 14.5), 30.0, 1.0);
+        let want = cpu::warp(&small.view(), &turn, 40, 30, cuimg::WarpFilter::Linear, cuimg::Border::Constant([0; 4]))
+            .unwrap();
+        assert_eq!(got, want, "{extra:?}");
+    }
+    let o = cuimg(&["gray", s(&inp), "-o", s(&dir.join("bad")), "--resize", "0x3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!dir.join("bad").join("p.png").exists());
+}

@@ -219,6 +219,17 @@ pub fn resize_layout<P: Pixel>(
     crate::ops::resize::exec::layout_on_host(src, filter, layout, true)
 }
 
+/// [`cpu::resize_planar`] on all cores.
+pub fn resize_planar(
+    src: &ImageView<'_, Gray8>,
+    planes: u32,
+    width: u32,
+    height: u32,
+    filter: crate::Filter,
+) -> Result<Image<Gray8>> {
+    crate::ops::resize::exec::planar_on_host(src, planes, (width, height), filter, true)
+}
+
 /// [`cpu::resize_box`] on all cores.
 pub fn resize_box<P: Pixel>(
     src: &ImageView<'_, P>,

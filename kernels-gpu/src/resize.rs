@@ -381,18 +381,27 @@ unsafe fn pillow<const C: usize>(p: ResizePillow) {
             // SAFETY: output index `i`'s entries of the job's tables.
             let first = unsafe { *ints.add(j.x as usize + i) } as i64;
             // Taps outside, channels inside: each weight and position is read once for all
-            // channels (the channel loop unrolls, so `ss` stays in registers).
+            // channels (the channel loop unrolls, so `ss` stays in registers); the pass's
+            // direction chosen once, outside the tap loop.
             let mut ss = [1i32 << 21; C];
-            for k in 0..taps {
-                // SAFETY: as above.
-                let w = unsafe { *weights.add(j.xw as usize + i * taps + k) };
-                let (sx, sy) = if p.horizontal != 0 {
-                    (clamp(first + k as i64, j.src.width), clamp((y + j.extra as u64) as i64, j.src.height))
-                } else {
-                    (x, clamp(first - j.extra as i64 + k as i64, j.src.height))
-                };
-                for c in 0..C {
-                    ss[c] = ss[c].wrapping_add(read(sx, sy, c).wrapping_mul(w));
+            let w = |k: usize| -> i32 {
+                // SAFETY: output index `i`'s weights in the job's table.
+                unsafe { *weights.add(j.xw as usize + i * taps + k) }
+            };
+            if p.horizontal != 0 {
+                let sy = clamp((y + j.extra as u64) as i64, j.src.height);
+                for k in 0..taps {
+                    let (wk, sx) = (w(k), clamp(first + k as i64, j.src.width));
+                    for c in 0..C {
+                        ss[c] = ss[c].wrapping_add(read(sx, sy, c).wrapping_mul(wk));
+                    }
+                }
+            } else {
+                for k in 0..taps {
+                    let (wk, sy) = (w(k), clamp(first - j.extra as i64 + k as i64, j.src.height));
+                    for c in 0..C {
+                        ss[c] = ss[c].wrapping_add(read(x, sy, c).wrapping_mul(wk));
+                    }
                 }
             }
             // The pixel's channels packed in a word.

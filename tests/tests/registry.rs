@@ -343,3 +343,34 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
         }
     }
 }
+
+/// A resize, then each operation (`registry::Then`, the tool's `--resize`): every form gives
+/// the serial forms' bytes in a row, the stream form through a device image between them.
+#[test]
+fn a_resize_then_each_operation_matches_the_two_in_a_row() {
+    let resize = cuimg::registry::find("resize").unwrap();
+    let first =
+        || (resize.bind)(&Args::parse(resize, &[("size", "23x17"), ("filter", "pil-bicubic")]).unwrap()).unwrap();
+    let gpu = cuimg_tests::gpu();
+    for op in OPERATIONS {
+        let img = images(PixelFormat::Rgb8, 61, 47, 7).remove(0).1;
+        if !op.formats.contains(&PixelFormat::Rgb8) {
+            continue;
+        }
+        let then = cuimg::registry::Then::new(first(), (op.bind)(&Args::defaults(op)).unwrap());
+        let mid = first().cpu(&img.view()).unwrap();
+        let want = (op.bind)(&Args::defaults(op)).unwrap().cpu(&mid.image().unwrap().view()).unwrap();
+        assert_eq!(then.cpu(&img.view()).unwrap(), want, "{}", op.name);
+        assert_eq!(then.par(&img.view()).unwrap(), want, "{} on all cores", op.name);
+        let Some(gpu) = &gpu else { continue };
+        assert_eq!(then.gpu(gpu, &img.view()).unwrap(), want, "{} on the GPU", op.name);
+        assert_eq!(then.gpu_batch(gpu, &[img.view()]).unwrap(), vec![want.clone()], "{} in a batch", op.name);
+        let Some(f) = then.produces(PixelFormat::Rgb8).and_then(|p| p.image) else { continue };
+        let s = gpu.stream().unwrap();
+        let src = AnyDeviceImage::upload(&s, &img.view()).unwrap();
+        let (w, h) = then.size(61, 47);
+        let mut out = AnyDeviceImage::alloc(&s, f, w, h).unwrap();
+        then.stream(&s, &src.view(), Target::Image(out.view_mut())).unwrap();
+        assert_eq!(Some(&out.download(&s).unwrap()), want.image(), "{} on a stream", op.name);
+    }
+}

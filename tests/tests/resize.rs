@@ -333,3 +333,41 @@ fn letterboxes_in_the_resize_launch_match_the_reference() {
     stream.synchronize().unwrap();
     assert_eq!(stream.download(&dst).unwrap(), before, "nothing was written");
 }
+
+/// Planar images (CHW): each plane resized as a gray image, so every 1-channel golden case
+/// holds for each plane of a stack of three, on the CPU, on all cores and on the GPU (one
+/// launch for the three planes).
+#[test]
+fn planar_images_resize_each_plane_as_the_references_do() {
+    let text = goldens();
+    let gpu = cuimg_tests::gpu();
+    let mut ran = 0;
+    for case in cases(&text) {
+        if case.get("c") != Some("1") || source_box(&case).is_some() || ipp_cubic(&case) {
+            continue;
+        }
+        let (Some(f), Some((w, h, bytes))) = (filter(&case), source(&case)) else { continue };
+        let d = case.size("dst");
+        // Plane 1 is the case's bytes reversed: a different image between two copies.
+        let mut chw = bytes.clone();
+        chw.extend(bytes.iter().rev());
+        chw.extend(&bytes);
+        let img = Image::<Gray8>::from_bytes(w, 3 * h, &chw).unwrap();
+        let got = cpu::resize_planar(&img.view(), 3, d.0, d.1, f).unwrap();
+        let plane = |out: &Image<Gray8>, k: usize| {
+            let n = (d.0 * d.1) as usize;
+            out.as_bytes()[k * n..(k + 1) * n].to_vec()
+        };
+        for k in [0, 2] {
+            assert!(matches(&case, &plane(&got, k)), "{} plane {k}", case.line);
+        }
+        assert_eq!(cuimg::par::resize_planar(&img.view(), 3, d.0, d.1, f).unwrap(), got, "{} on all cores", case.line);
+        if let Some(gpu) = &gpu {
+            assert_eq!(gpu.resize_planar(&img.view(), 3, d.0, d.1, f).unwrap(), got, "{} on the GPU", case.line);
+        }
+        ran += 1;
+    }
+    assert!(ran > 200, "{ran} cases");
+    let img = Image::<Gray8>::new(8, 7);
+    assert!(cpu::resize_planar(&img.view(), 3, 4, 4, "cv-area".parse().unwrap()).is_err(), "7 rows are not 3 planes");
+}

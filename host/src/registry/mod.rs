@@ -24,9 +24,11 @@
 //! ```
 
 mod any;
+mod then;
 
 pub use any::{AnyDeviceImage, AnyDeviceView, AnyDeviceViewMut, AnyImage, AnyView, PixelFormat};
 pub(crate) use any::{Erased, unsupported, views_as, with_format};
+pub use then::Then;
 
 pub use crate::ops::OPERATIONS;
 

@@ -43,3 +43,23 @@ pub fn resize_box<P: Pixel>(
 pub fn resize_layout<P: Pixel>(src: &ImageView<'_, P>, filter: Filter, layout: &ResizeLayout) -> Result<Image<P>> {
     exec::layout_on_host(src, filter, layout, false)
 }
+
+/// Each plane of a planar image (CHW: a gray image of `planes * height` rows) resized to
+/// `width` x `height` and stacked again (`planes * height` rows): each plane as `filter`'s
+/// reference resizes a gray image.
+///
+/// ```
+/// use cuimg::{Filter, Gray8, Image, cpu};
+/// let chw = Image::from_fn(4, 2 * 2, |x, y| Gray8([if y < 2 { 10 * x as u8 } else { 200 }]));
+/// let out = cpu::resize_planar(&chw.view(), 2, 2, 1, "cv-area".parse::<Filter>().unwrap()).unwrap();
+/// assert_eq!(out.as_bytes(), &[5, 25, 200, 200]); // plane 0, then plane 1
+/// ```
+pub fn resize_planar(
+    src: &ImageView<'_, crate::Gray8>,
+    planes: u32,
+    width: u32,
+    height: u32,
+    filter: Filter,
+) -> Result<Image<crate::Gray8>> {
+    exec::planar_on_host(src, planes, (width, height), filter, false)
+}

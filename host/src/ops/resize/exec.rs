@@ -30,6 +30,30 @@ pub(crate) fn layout_on_host<P: Pixel>(
     }
 }
 
+/// Each of `planes` planes of `src` resized to `size`, stacked (`parallel`: on all cores).
+pub(crate) fn planar_on_host(
+    src: &ImageView<'_, crate::Gray8>,
+    planes: u32,
+    size: (u32, u32),
+    filter: Filter,
+    parallel: bool,
+) -> Result<Image<crate::Gray8>> {
+    crate::validate::non_empty(src.width(), src.height())?;
+    if planes == 0 || !src.height().is_multiple_of(planes) {
+        return Err(crate::Error::InvalidParameter {
+            what: "a planar resize".into(),
+            why: format!("{} rows are not {planes} planes of whole rows", src.height()),
+        });
+    }
+    let sh = src.height() / planes;
+    let mut bytes = Vec::new();
+    for k in 0..planes {
+        let plane = src.roi(crate::Rect::new(0, k * sh, src.width(), sh))?;
+        bytes.extend_from_slice(on_host(&plane, size, filter, None, parallel)?.as_bytes());
+    }
+    Image::from_bytes(size.0, size.1 * planes, &bytes)
+}
+
 pub(crate) fn on_host<P: Pixel>(
     src: &ImageView<'_, P>,
     (width, height): (u32, u32),

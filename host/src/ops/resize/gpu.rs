@@ -12,7 +12,7 @@ use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_boxed};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Padding;
-use crate::pixel::Pixel;
+use crate::pixel::{Gray8, Pixel};
 use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, Gpu, Stream};
 
 /// The size a resize writes inside an output of `size` padded by `pad`.
@@ -27,6 +27,22 @@ fn inner_size(size: (u32, u32), pad: Option<(Padding, [u8; 4])>) -> Result<(u32,
             why: format!("{p:?} leaves nothing of a {}x{} output to resize into", size.0, size.1),
         }),
     }
+}
+
+/// The height of one of `planes` planes of a source and a destination image.
+fn plane_heights(src: u32, dst: u32, planes: u32) -> Result<(u32, u32)> {
+    let bad = |why: String| Error::InvalidParameter { what: "a planar resize".into(), why };
+    if planes == 0 {
+        return Err(bad("0 planes".into()));
+    }
+    if !src.is_multiple_of(planes) || !dst.is_multiple_of(planes) {
+        return Err(bad(format!("{src} and {dst} rows are not both {planes} planes of whole rows")));
+    }
+    let (sh, dh) = (src / planes, dst / planes);
+    if dh == 0 {
+        return Err(bad(format!("{dst} rows leave an empty output plane")));
+    }
+    Ok((sh, dh))
 }
 
 /// The region of `outer` a resize of `inner` writes, and the frame around it (none without
@@ -137,6 +153,55 @@ impl Stream {
         self.resize_work::<P>(vec![Work { plan, src, dst, frame }])
     }
 
+    /// Each plane of a planar image (CHW: a gray image of `planes * height` rows, as
+    /// [`Stream::grayscale_planar`] takes it) resized into the same plane of `dst` (`planes *`
+    /// its height rows), in one launch. Each plane is resized as `filter`'s reference resizes
+    /// a gray image: `cv2.resize` of each plane, Pillow's `Image.resize` of each band.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// use cuimg::{Filter, Gray8, Image};
+    /// let chw = Image::from_fn(64, 3 * 48, |x, y| Gray8([(x * 3 + y) as u8])); // 3 planes
+    /// let filter: Filter = "pil-bicubic".parse()?;
+    /// let stream = gpu.stream()?;
+    /// let src = stream.upload(&chw.view())?;
+    /// let mut dst = stream.alloc::<Gray8>(20, 3 * 15)?;
+    /// stream.resize_planar(&src, &mut dst, 3, filter)?;
+    /// let out = stream.download(&dst)?;
+    /// let g = chw.view().roi(cuimg::Rect::new(0, 48, 64, 48))?; // the second plane
+    /// let want = cuimg::cpu::resize(&g, 20, 15, filter)?;
+    /// assert_eq!(out.view().roi(cuimg::Rect::new(0, 15, 20, 15))?.to_image(), want);
+    /// # Ok(()) }
+    /// ```
+    pub fn resize_planar(
+        &self,
+        src: &impl AsDeviceView<Gray8>,
+        dst: &mut impl AsDeviceViewMut<Gray8>,
+        planes: u32,
+        filter: Filter,
+    ) -> Result<()> {
+        let (src, mut dst) = (src.device_view(), dst.device_view_mut());
+        crate::validate::non_empty(src.width(), src.height())?;
+        let (sh, dh) = plane_heights(src.height(), dst.height(), planes)?;
+        let plan = plan_boxed::<Gray8>(src.width(), sh, dst.width(), dh, filter, None)?;
+        if !self.same_context(src.img.buf.context()) || !self.same_context(dst.img.buf.context()) {
+            return Err(Error::WrongContext("the resize source or destination".into()));
+        }
+        let (sl, dl) = (src.layout(), dst.layout());
+        let (s, _read) = src.ptr(&self.raw)?;
+        let (d, _write) = dst.ptr_mut(&self.raw)?;
+        let work = (0..planes as u64)
+            .map(|k| Work {
+                plan: plan.clone(),
+                src: Plane { data: s.addr() + k * sh as u64 * sl.pitch, pitch: sl.pitch, width: sl.width, height: sh },
+                dst: Plane { data: d.addr() + k * dh as u64 * dl.pitch, pitch: dl.pitch, width: dl.width, height: dh },
+                frame: None,
+            })
+            .collect();
+        self.resize_work::<Gray8>(work)
+    }
+
     /// Every image of a batch resized to its image in `dst` (any sizes each), as `filter`'s
     /// reference resizes it: one launch for each kind of plan the sizes make (one, for a
     /// batch of photos to one size), and one more per pass of Pillow's.
@@ -232,6 +297,31 @@ impl Stream {
 }
 
 impl Gpu {
+    /// Blocking: each plane of a planar image (`planes * height` rows) resized to `width` x
+    /// `height`, as [`Stream::resize_planar`].
+    pub fn resize_planar(
+        &self,
+        src: &ImageView<'_, Gray8>,
+        planes: u32,
+        width: u32,
+        height: u32,
+        filter: Filter,
+    ) -> Result<Image<Gray8>> {
+        crate::validate::non_empty(src.width(), src.height())?;
+        let rows = height.checked_mul(planes).ok_or_else(|| Error::TooLarge {
+            what: "the planar output's rows".into(),
+            size: height as u64 * planes as u64,
+            limit: u32::MAX as u64,
+        })?;
+        plane_heights(src.height(), rows, planes)?;
+        check_sizes(src.width(), src.height(), width, rows)?;
+        let s = self.blocking_stream();
+        let d_src = s.upload(src)?;
+        let mut dst = s.alloc_for_output::<Gray8>(width, rows)?;
+        s.resize_planar(&d_src, &mut dst, planes, filter)?;
+        s.download(&dst)
+    }
+
     /// Blocking: `src` laid out as `layout` says (see [`Stream::resize_layout`]), one launch.
     pub fn resize_layout<P: Pixel>(&self, src: &ImageView<'_, P>, filter: Filter, layout: &ResizeLayout) -> Result<Image<P>> {
         crate::validate::non_empty(src.width(), src.height())?;
