@@ -703,6 +703,18 @@ fn resize_before_a_command_matches_the_library() {
             .unwrap();
         assert_eq!(got, want, "{extra:?}");
     }
+    // A JPEG takes nvJPEG's path on a GPU: the resize's output size there too.
+    cuimg::io::save_with(&img, inp.join("q.jpg"), cuimg::io::Format::Jpeg { quality: 95 }).unwrap();
+    for extra in [vec!["--cpu"], vec![]] {
+        let out = dir.join(format!("jpeg{}", extra.len()));
+        let mut all = vec!["gray", s(&inp), "-o", s(&out), "--resize", "37x21"];
+        all.extend(&extra);
+        let o = cuimg(&all);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        for name in ["p.png", "q.jpg"] {
+            assert_eq!(cuimg::io::load_gray(out.join(name)).unwrap().dimensions(), (37, 21), "{extra:?} {name}");
+        }
+    }
     let o = cuimg(&["gray", s(&inp), "-o", s(&dir.join("bad")), "--resize", "0x3"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(!dir.join("bad").join("p.png").exists());

@@ -355,7 +355,6 @@ fn muldiv255(a: u32, b: u32) -> u32 {
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// one first index per output index along the pass and `job.y` weights each.
-#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
 unsafe fn pillow<const C: usize>(p: ResizePillow) {
     // SAFETY: the caller's contract.
@@ -377,37 +376,25 @@ unsafe fn pillow<const C: usize>(p: ResizePillow) {
     };
     for y in grid_stride_y(j.dst.height as u64) {
         for x in grid_stride_x(j.dst.width as u64) {
-            let i = if p.horizontal != 0 { x } else { y } as usize;
-            // SAFETY: output index `i`'s entries of the job's tables.
-            let first = unsafe { *ints.add(j.x as usize + i) } as i64;
-            // Taps outside, channels inside: each weight and position is read once for all
-            // channels (the channel loop unrolls, so `ss` stays in registers); the pass's
-            // direction chosen once, outside the tap loop.
-            let mut ss = [1i32 << 21; C];
-            let w = |k: usize| -> i32 {
-                // SAFETY: output index `i`'s weights in the job's table.
-                unsafe { *weights.add(j.xw as usize + i * taps + k) }
-            };
-            if p.horizontal != 0 {
-                let sy = clamp((y + j.extra as u64) as i64, j.src.height);
-                for k in 0..taps {
-                    let (wk, sx) = (w(k), clamp(first + k as i64, j.src.width));
-                    for c in 0..C {
-                        ss[c] = ss[c].wrapping_add(read(sx, sy, c).wrapping_mul(wk));
-                    }
-                }
-            } else {
-                for k in 0..taps {
-                    let (wk, sy) = (w(k), clamp(first - j.extra as i64 + k as i64, j.src.height));
-                    for c in 0..C {
-                        ss[c] = ss[c].wrapping_add(read(x, sy, c).wrapping_mul(wk));
-                    }
-                }
-            }
-            // The pixel's channels packed in a word.
+            // The pixel's channels packed in a word (an array indexed in the loop over
+            // channels would live in local memory).
             let mut px = 0u32;
             for c in 0..C {
-                px |= ((ss[c] >> 22).clamp(0, 255) as u32) << (8 * c);
+                let mut ss = 1i32 << 21;
+                let i = if p.horizontal != 0 { x } else { y } as usize;
+                // SAFETY: output index `i`'s entries of the job's tables.
+                let first = unsafe { *ints.add(j.x as usize + i) } as i64;
+                for k in 0..taps {
+                    // SAFETY: as above.
+                    let w = unsafe { *weights.add(j.xw as usize + i * taps + k) };
+                    let v = if p.horizontal != 0 {
+                        read(clamp(first + k as i64, j.src.width), clamp((y + j.extra as u64) as i64, j.src.height), c)
+                    } else {
+                        read(x, clamp(first - j.extra as i64 + k as i64, j.src.height), c)
+                    };
+                    ss = ss.wrapping_add(v.wrapping_mul(w));
+                }
+                px |= ((ss >> 22).clamp(0, 255) as u32) << (8 * c);
             }
             let a = px >> (8 * (C - 1)) & 0xFF;
             for c in 0..C {

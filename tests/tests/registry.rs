@@ -365,12 +365,15 @@ fn a_resize_then_each_operation_matches_the_two_in_a_row() {
         let Some(gpu) = &gpu else { continue };
         assert_eq!(then.gpu(gpu, &img.view()).unwrap(), want, "{} on the GPU", op.name);
         assert_eq!(then.gpu_batch(gpu, &[img.view()]).unwrap(), vec![want.clone()], "{} in a batch", op.name);
-        let Some(f) = then.produces(PixelFormat::Rgb8).and_then(|p| p.image) else { continue };
+        let p = then.produces(PixelFormat::Rgb8).unwrap();
         let s = gpu.stream().unwrap();
         let src = AnyDeviceImage::upload(&s, &img.view()).unwrap();
         let (w, h) = then.size(61, 47);
-        let mut out = AnyDeviceImage::alloc(&s, f, w, h).unwrap();
-        then.stream(&s, &src.view(), Target::Image(out.view_mut())).unwrap();
-        assert_eq!(Some(&out.download(&s).unwrap()), want.image(), "{} on a stream", op.name);
+        let mut out = p.image.map(|f| AnyDeviceImage::alloc(&s, f, w, h).unwrap());
+        let mut bins = p.histogram.map(|n| s.alloc_histogram(n).unwrap());
+        let target = Target::new(out.as_mut().map(|o| o.view_mut()), bins.as_mut()).unwrap();
+        then.stream(&s, &src.view(), target).unwrap();
+        assert_eq!(out.map(|o| o.download(&s).unwrap()).as_ref(), want.image(), "{} on a stream", op.name);
+        assert_eq!(bins.map(|b| s.download_histogram(&b).unwrap()).as_ref(), want.histogram(), "{} bins", op.name);
     }
 }

@@ -128,7 +128,8 @@ pub fn on_gpu<Q: Pixel>(
         });
         // Slots keep their page-locked buffers between images only when small: a large
         // image's are part of its cost against the budget, and freed with it.
-        let report = Pipeline::on(pool).keep_buffers_up_to(KEEP_BUFFERS).run(images, op, |k, result| {
+        let size = |w, h| cmd.bound.size(w, h);
+        let report = Pipeline::on(pool).keep_buffers_up_to(KEEP_BUFFERS).run_sized(images, &size, op, |k, result| {
             let i = order.lock().unwrap_or_else(|e| e.into_inner())[k];
             match result {
                 Ok(img) => {

@@ -18,12 +18,15 @@ use super::observe::{Stage, spawn};
 use super::run::{Admission, Run};
 
 /// An operation that writes its result into an image it is given, as one that returns a
-/// new image (made for it on the same stream) from the decoded one.
+/// new image (made for it on the same stream, of `size` of the decoded one's) from the
+/// decoded one.
 pub(crate) fn into_new<Q: Pixel>(
+    size: impl Fn(u32, u32) -> (u32, u32) + Sync,
     op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> crate::Result<()> + Sync,
 ) -> impl Fn(&Stream, DeviceImage<Rgb8>) -> crate::Result<DeviceImage<Q>> + Sync {
     move |s, src| {
-        let mut dst = s.alloc::<Q>(src.width(), src.height())?;
+        let (w, h) = size(src.width(), src.height());
+        let mut dst = s.alloc::<Q>(w, h)?;
         op(s, &src, &mut dst)?;
         Ok(dst)
     }

@@ -289,7 +289,8 @@ impl Gpus<'_> {
         op: impl Fn(&Stream, &DeviceImage<Rgb8>, &mut DeviceImage<Q>) -> crate::Result<()> + Sync,
     ) {
         if let Some(shape) = self.shape {
-            jpeg_on_gpu(self.jpeg_jobs, self.pool, shape, format, self.run, into_new::<Q>(&op));
+            let size = |w, h| self.cmd.bound.size(w, h);
+            jpeg_on_gpu(self.jpeg_jobs, self.pool, shape, format, self.run, into_new::<Q>(size, &op));
         }
         images::on_gpu(self.jobs, self.pool, self.cmd, format, self.run, &op, wrap);
     }

@@ -148,7 +148,28 @@ impl Pipeline {
     ///
     /// The inputs may be owned images or references (`&Image<P>`), so a caller that holds
     /// its images need not copy them first.
-    pub fn run<P, Q, T, I, F, S>(&self, inputs: I, op: F, mut sink: S) -> Result<Report>
+    pub fn run<P, Q, T, I, F, S>(&self, inputs: I, op: F, sink: S) -> Result<Report>
+    where
+        P: Pixel,
+        Q: Pixel,
+        T: Borrow<Image<P>> + Send,
+        I: IntoIterator<Item = T>,
+        I::IntoIter: Send,
+        F: Fn(&Stream, &DeviceImage<P>, &mut DeviceImage<Q>) -> Result<()> + Sync,
+        S: FnMut(usize, Result<Image<Q>>),
+    {
+        self.run_sized(inputs, &|w, h| (w, h), op, sink)
+    }
+
+    /// [`Pipeline::run`] for an operation whose output is `size(width, height)` of its
+    /// input's (a resize, a rotation by 90 degrees): `op` gets an output of that size.
+    pub fn run_sized<P, Q, T, I, F, S>(
+        &self,
+        inputs: I,
+        size: &(dyn Fn(u32, u32) -> (u32, u32) + Sync),
+        op: F,
+        mut sink: S,
+    ) -> Result<Report>
     where
         P: Pixel,
         Q: Pixel,
@@ -198,7 +219,7 @@ impl Pipeline {
                                 what: "pipeline worker".into(),
                                 why: "made to fail by a test (Pipeline::fail_workers_for_tests)".into(),
                             }),
-                            false => worker::<P, Q, T, F>(gpu, g, (self.depth, self.keep), work, done_tx, op),
+                            false => worker::<P, Q, T, F>(gpu, g, (self.depth, self.keep), work, done_tx, (size, op)),
                         };
                         if live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
                             work.abandon();
@@ -254,7 +275,7 @@ fn worker<P, Q, T, F>(
     (depth, keep): (usize, usize),
     work: &WorkQueue<(usize, T)>,
     done: Done<Q>,
-    op: &F,
+    (size, op): (&(dyn Fn(u32, u32) -> (u32, u32) + Sync), &F),
 ) -> Result<()>
 where
     P: Pixel,
@@ -281,7 +302,7 @@ where
                 let slot = &mut slots[k % depth];
                 k += 1;
                 finish(slot, g, &done, keep);
-                let (host_in, launched) = queue(slot, img.borrow(), op);
+                let (host_in, launched) = queue(slot, img.borrow(), size, op);
                 slot.busy = Some(InFlight { index, host_in, launched, _input: img });
             }
             Pop::Closed => break,
@@ -299,7 +320,12 @@ where
 }
 
 /// Queues one image on a slot: host copy into pinned memory (timed), upload, `op`, download.
-fn queue<P, Q, T, F>(slot: &mut Slot<P, Q, T>, img: &Image<P>, op: &F) -> (Duration, Result<()>)
+fn queue<P, Q, T, F>(
+    slot: &mut Slot<P, Q, T>,
+    img: &Image<P>,
+    size: &(dyn Fn(u32, u32) -> (u32, u32) + Sync),
+    op: &F,
+) -> (Duration, Result<()>)
 where
     P: Pixel,
     Q: Pixel,
@@ -308,15 +334,16 @@ where
     let mut host_in = Duration::ZERO;
     let mut run = || -> Result<()> {
         let (w, h) = img.dimensions();
-        if slot.buffers.as_ref().is_none_or(|b| b.dev_in.dimensions() != (w, h)) {
+        let (ow, oh) = size(w, h);
+        if slot.buffers.as_ref().is_none_or(|b| b.dev_in.dimensions() != (w, h) || b.dev_out.dimensions() != (ow, oh)) {
             // New size: new buffers (the old ones' drops wait for their copies).
             slot.buffers = None;
             let gpu = slot.stream.gpu();
             slot.buffers = Some(Buffers {
                 pin_in: gpu.alloc_pinned(w, h)?,
-                pin_out: gpu.alloc_pinned(w, h)?,
+                pin_out: gpu.alloc_pinned(ow, oh)?,
                 dev_in: slot.stream.alloc_for_output(w, h)?,
-                dev_out: slot.stream.alloc_for_output(w, h)?,
+                dev_out: slot.stream.alloc_for_output(ow, oh)?,
             });
         }
         let b = slot.buffers.as_mut().expect("set above");
@@ -366,8 +393,10 @@ fn finish<P: Pixel, Q: Pixel, T>(slot: &mut Slot<P, Q, T>, g: usize, done: &Done
         times.download = ms(&slot.events[2], &slot.events[3])?;
         Ok(out)
     });
-    let bytes =
-        |b: &Buffers<P, Q>| b.pin_in.width() as usize * b.pin_in.height() as usize * (P::CHANNELS + Q::CHANNELS);
+    let bytes = |b: &Buffers<P, Q>| {
+        b.pin_in.width() as usize * b.pin_in.height() as usize * P::CHANNELS
+            + b.pin_out.width() as usize * b.pin_out.height() as usize * Q::CHANNELS
+    };
     if slot.buffers.as_ref().is_some_and(|b| bytes(b) > keep) {
         slot.buffers = None; // their copies are done: the download was waited for above
     }
