@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::launch::{Frame, Work};
 use super::plan::Plan;
-use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_boxed};
+use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_cached};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Padding;
@@ -28,6 +28,10 @@ fn inner_size(size: (u32, u32), pad: Option<(Padding, [u8; 4])>) -> Result<(u32,
         }),
     }
 }
+
+/// An image of a batch planned: its plan, the crop OpenCV's filters read, the size it is
+/// resized to.
+type Planned = (std::sync::Arc<Plan>, Option<crate::image::Rect>, (u32, u32));
 
 /// The height of one of `planes` planes of a source and a destination image.
 fn plane_heights(src: u32, dst: u32, planes: u32) -> Result<(u32, u32)> {
@@ -140,7 +144,7 @@ impl Stream {
             _ => (src, bx),
         };
         let inner = inner_size(dst.dimensions(), pad)?;
-        let plan = plan_boxed::<P>(src.width(), src.height(), inner.0, inner.1, filter, bx)?;
+        let plan = plan_cached::<P>(src.width(), src.height(), inner.0, inner.1, filter, bx)?;
         if !self.same_context(src.img.buf.context()) || !self.same_context(dst.img.buf.context()) {
             return Err(Error::WrongContext("the resize source or destination".into()));
         }
@@ -184,7 +188,7 @@ impl Stream {
         let (src, mut dst) = (src.device_view(), dst.device_view_mut());
         crate::validate::non_empty(src.width(), src.height())?;
         let (sh, dh) = plane_heights(src.height(), dst.height(), planes)?;
-        let plan = plan_boxed::<Gray8>(src.width(), sh, dst.width(), dh, filter, None)?;
+        let plan = plan_cached::<Gray8>(src.width(), sh, dst.width(), dh, filter, None)?;
         if !self.same_context(src.img.buf.context()) || !self.same_context(dst.img.buf.context()) {
             return Err(Error::WrongContext("the resize source or destination".into()));
         }
@@ -259,7 +263,7 @@ impl Stream {
         }
         // Per image: the plan, and the crop OpenCV's filters read (a rectangle of the image),
         // on all cores (a Pillow plan of a photo takes tens of microseconds; a batch, 256).
-        let planned: Vec<(Plan, Option<crate::image::Rect>, (u32, u32))> = src
+        let planned: Vec<Planned> = src
             .entries
             .par_iter()
             .zip(&dst.entries)
@@ -270,7 +274,7 @@ impl Stream {
                 let (w, h) = crop.map_or((s.width, s.height), |r| (r.width, r.height));
                 let pillow_box = if crop.is_some() { None } else { bx };
                 let inner = inner_size((d.width, d.height), pads.get(i).copied().flatten())?;
-                Ok((plan_boxed::<P>(w, h, inner.0, inner.1, filter, pillow_box)?, crop, inner))
+                Ok((plan_cached::<P>(w, h, inner.0, inner.1, filter, pillow_box)?, crop, inner))
             })
             .collect::<Result<_>>()?;
         let from = src.read(&self.raw)?;

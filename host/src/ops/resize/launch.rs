@@ -20,7 +20,7 @@ use crate::runtime::{DeviceBuffer, Stream};
 /// One image's resize: its plan, where it reads, where it writes, and the letterbox around
 /// that, if any.
 pub(super) struct Work {
-    pub plan: Plan,
+    pub plan: std::sync::Arc<Plan>,
     pub src: Plane,
     pub dst: Plane,
     pub frame: Option<Frame>,
@@ -115,7 +115,7 @@ impl Stream {
     pub(super) fn resize_work<P: Pixel>(&self, work: Vec<Work>) -> Result<()> {
         let mut groups: Vec<(Key, Vec<Work>)> = Vec::new();
         for w in work {
-            let k = key(&w.plan);
+            let k = key(w.plan.as_ref());
             match groups.iter_mut().find(|(g, _)| *g == k) {
                 Some((_, v)) => v.push(w),
                 None => groups.push((k, vec![w])),
@@ -173,7 +173,7 @@ impl Stream {
         for w in group {
             let mut job = w.job();
             job.x = offset(ints.len())?;
-            match &w.plan {
+            match w.plan.as_ref() {
                 Plan::Gather { xs, ys } => {
                     ints.extend(xs);
                     job.y = offset(ints.len())?;
@@ -208,7 +208,7 @@ impl Stream {
         let (mut ints, mut shorts): (Vec<i32>, Vec<i16>) = (Vec::new(), Vec::new());
         let mut jobs = Vec::with_capacity(group.len());
         for w in group {
-            let Plan::Separable { x, y, .. } = &w.plan else { unreachable!("grouped by kind") };
+            let Plan::Separable { x, y, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
             let job = ResizeJob {
                 x: offset(ints.len())?,
                 xw: offset(shorts.len())?,
@@ -263,7 +263,7 @@ impl Stream {
     fn resize_cells<P: Pixel>(&self, group: &[Work]) -> Result<()> {
         let mut jobs = Vec::with_capacity(group.len());
         for w in group {
-            let Plan::Cells { fx, fy, halving } = &w.plan else { unreachable!("grouped by kind") };
+            let Plan::Cells { fx, fy, halving } = w.plan.as_ref() else { unreachable!("grouped by kind") };
             jobs.push(ResizeJob { x: offset(*fx)?, y: offset(*fy)?, extra: u32::from(*halving), ..w.job() });
         }
         let p = |jobs, count, _| ResizeCells { jobs, count, _pad: 0 };
@@ -285,7 +285,7 @@ impl Stream {
         let (mut ints, mut floats): (Vec<u32>, Vec<f32>) = (Vec::new(), Vec::new());
         let mut jobs = Vec::with_capacity(group.len());
         for w in group {
-            let Plan::Area { x, y } = &w.plan else { unreachable!("grouped by kind") };
+            let Plan::Area { x, y } = w.plan.as_ref() else { unreachable!("grouped by kind") };
             let mut job = w.job();
             job.x = offset(ints.len())?;
             job.xw = offset(floats.len())?;
@@ -326,7 +326,7 @@ impl Stream {
         // Images whose plans have the same passes (direction and count) share launches.
         let mut shapes: Vec<(Vec<bool>, Vec<Work>)> = Vec::new();
         for w in group {
-            let Plan::Pillow { passes, .. } = &w.plan else { unreachable!("grouped by kind") };
+            let Plan::Pillow { passes, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
             let shape: Vec<bool> = passes.iter().map(|p| p.horizontal).collect();
             match shapes.iter_mut().find(|(s, _)| *s == shape) {
                 Some((_, v)) => v.push(w),
@@ -338,7 +338,7 @@ impl Stream {
             let mut prev: Vec<DeviceBuffer<u8>> = Vec::new();
             for (i, &horizontal) in shape.iter().enumerate() {
                 let last = i + 1 == shape.len();
-                let pass_of = |w: &Work| match &w.plan {
+                let pass_of = |w: &Work| match w.plan.as_ref() {
                     Plan::Pillow { passes, .. } => passes[i].clone(),
                     _ => unreachable!("grouped by kind"),
                 };
@@ -367,7 +367,7 @@ impl Stream {
                     let src = match i {
                         0 => w.src,
                         _ => {
-                            let Plan::Pillow { passes, .. } = &w.plan else { unreachable!("grouped by kind") };
+                            let Plan::Pillow { passes, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
                             packed(reads[k].ptr().addr(), passes[i - 1].out)
                         }
                     };
@@ -387,7 +387,7 @@ impl Stream {
                     ints.extend(&pass.taps.first);
                     weights.extend(&pass.taps.weights);
                 }
-                let premultiply = works.iter().any(|w| matches!(w.plan, Plan::Pillow { premultiply: true, .. }));
+                let premultiply = works.iter().any(|w| matches!(*w.plan, Plan::Pillow { premultiply: true, .. }));
                 let mut blob = Blob::default();
                 let (at_i, at_w) = (blob.add(&ints), blob.add(&weights));
                 let p = |jobs, count, base: u64| ResizePillow {

@@ -197,3 +197,41 @@ pub(crate) fn plan_boxed<P: Pixel>(
     })
 }
 
+
+/// What a plan is a function of: the sizes, the filter, what the pixel's channels change
+/// (their count for OpenCV, alpha for Pillow), and Pillow's box, bit for bit.
+type PlanKey = (u32, u32, u32, u32, Filter, usize, bool, Option<[u32; 4]>);
+
+/// Most plans [`plan_cached`] keeps; past it, it starts again (a pipeline's sizes repeat).
+const CACHED_PLANS: usize = 512;
+
+/// [`plan_boxed`], kept for the process: the GPU forms plan each size and filter once, not
+/// once per call (a Pillow Lanczos plan of a photo takes a tenth of a millisecond, more
+/// than its kernels; the benchmark's per-call times were mostly that). Plans are pure
+/// functions of their key, so a kept one is the one a new call would make.
+pub(crate) fn plan_cached<P: Pixel>(
+    sw: u32,
+    sh: u32,
+    dw: u32,
+    dh: u32,
+    filter: Filter,
+    boxed: Option<SourceBox>,
+) -> Result<std::sync::Arc<plan::Plan>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    static PLANS: Mutex<Option<HashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
+    let bits = boxed.map(|b| [b.x0.to_bits(), b.y0.to_bits(), b.x1.to_bits(), b.y1.to_bits()]);
+    let key = (sw, sh, dw, dh, filter, P::CHANNELS, P::ALPHA.is_some(), bits);
+    if let Some(p) = PLANS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_default().get(&key) {
+        return Ok(p.clone());
+    }
+    // Planned outside the lock: other threads' lookups do not wait for it.
+    let plan = Arc::new(plan_boxed::<P>(sw, sh, dw, dh, filter, boxed)?);
+    let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
+    let plans = plans.get_or_insert_default();
+    if plans.len() >= CACHED_PLANS {
+        plans.clear();
+    }
+    plans.insert(key, plan.clone());
+    Ok(plan)
+}
