@@ -17,6 +17,19 @@ pub struct Plane {
     pub height: u32,
 }
 
+/// Two `u32`s as the `u64` word their `repr(C)` pair is (little-endian, as every GPU CUDA
+/// runs on): for hosts that upload job tables as words, without an unsafe cast.
+pub const fn pair(lo: u32, hi: u32) -> u64 {
+    lo as u64 | (hi as u64) << 32
+}
+
+impl Plane {
+    /// Its `repr(C)` layout as words (see [`pair`]).
+    pub const fn words(&self) -> [u64; 3] {
+        [self.data, self.pitch, pair(self.width, self.height)]
+    }
+}
+
 /// One image's resize. The meaning of `x`, `xw`, `y`, `yw` and `extra` is each kernel's (its
 /// parameters say); they are element offsets into the launch's tables, or small integers.
 ///

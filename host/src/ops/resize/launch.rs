@@ -3,7 +3,7 @@
 //! sizes. `gpu.rs` holds the public forms that call them.
 
 use cuimg_abi::resize::{
-    Plane, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
+    Plane, pair, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
     ResizeCellsC2, ResizeCellsC3, ResizeCellsC4, ResizeGather, ResizeGatherC1, ResizeGatherC2, ResizeGatherC3,
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4,
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
@@ -55,9 +55,7 @@ fn offset(len: usize) -> Result<u32> {
 /// on), to upload without an unsafe cast.
 fn words(j: &ResizeJob) -> [u64; 13] {
     const _: () = assert!(std::mem::size_of::<ResizeJob>() == 104);
-    let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
-    let plane = |p: &Plane| [p.data, p.pitch, pair(p.width, p.height)];
-    let (s, d, o) = (plane(&j.src), plane(&j.dst), plane(&j.outer));
+    let (s, d, o) = (j.src.words(), j.dst.words(), j.outer.words());
     [
         s[0],
         s[1],

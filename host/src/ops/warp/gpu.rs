@@ -1,7 +1,7 @@
 //! The warp launches: one job per image (its planes, its `f32` map), one launch for a
 //! single image or a whole ragged batch.
 
-use cuimg_abi::resize::Plane;
+use cuimg_abi::resize::{Plane, pair};
 use cuimg_abi::warp::{WarpC1, WarpC3, WarpC4, WarpJob, WarpParams};
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 
@@ -16,10 +16,8 @@ use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, DeviceBuffer, G
 /// on), to upload without an unsafe cast.
 fn words(j: &WarpJob) -> [u64; 12] {
     const _: () = assert!(std::mem::size_of::<WarpJob>() == 96);
-    let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
     let f = |i: usize| j.m[i].to_bits();
-    let plane = |p: &Plane| [p.data, p.pitch, pair(p.width, p.height)];
-    let (s, d) = (plane(&j.src), plane(&j.dst));
+    let (s, d) = (j.src.words(), j.dst.words());
     [
         s[0],
         s[1],
