@@ -194,20 +194,7 @@ pub fn copy_make_border<P: Pixel>(
     pad: crate::Padding,
     border: crate::Border,
 ) -> Result<Image<P>> {
-    let (w, h) = crate::ops::border::output_size(src.width(), src.height(), pad)?;
-    let (sw, sh) = (src.width() as i64, src.height() as i64);
-    let fill = border.fill::<P>();
-    let mut out = Image::<P>::try_new(w, h)?;
-    out.pixels_mut().par_chunks_mut(w as usize).enumerate().for_each(|(y, row)| {
-        let sy = border.source(y as i64 - pad.top as i64, sh);
-        for (x, px) in row.iter_mut().enumerate() {
-            *px = match (border.source(x as i64 - pad.left as i64, sw), sy) {
-                (Some(sx), Some(sy)) => src.get(sx as u32, sy as u32),
-                _ => fill,
-            };
-        }
-    });
-    Ok(out)
+    crate::ops::border::cpu::on_host(src, pad, border, true)
 }
 
 /// [`cpu::resize_layout`] on all cores.

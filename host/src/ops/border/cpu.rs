@@ -1,6 +1,8 @@
 //! The serial reference: each output pixel from the source pixel the border rule names, or
 //! the constant.
 
+use rayon::prelude::*;
+
 use super::{Border, Padding};
 use crate::error::Result;
 use crate::image::{Image, ImageView};
@@ -16,15 +18,28 @@ use crate::pixel::Pixel;
 /// assert_eq!(out.as_bytes(), &[3, 2, 1, 2, 3, 2, 1]);
 /// ```
 pub fn copy_make_border<P: Pixel>(src: &ImageView<'_, P>, pad: Padding, border: Border) -> Result<Image<P>> {
+    on_host(src, pad, border, false)
+}
+
+/// [`copy_make_border`] on one core, or on all (`parallel`: bands of rows).
+pub(crate) fn on_host<P: Pixel>(src: &ImageView<'_, P>, pad: Padding, border: Border, parallel: bool) -> Result<Image<P>> {
     let (w, h) = super::output_size(src.width(), src.height(), pad)?;
     let (sw, sh) = (src.width() as i64, src.height() as i64);
     let fill = border.fill::<P>();
-    Ok(Image::from_fn(w, h, |x, y| {
-        let sx = border.source(x as i64 - pad.left as i64, sw);
+    let mut out = Image::<P>::try_new(w, h)?;
+    let row = |(y, row): (usize, &mut [P])| {
         let sy = border.source(y as i64 - pad.top as i64, sh);
-        match (sx, sy) {
-            (Some(sx), Some(sy)) => src.get(sx as u32, sy as u32),
-            _ => fill,
+        for (x, px) in row.iter_mut().enumerate() {
+            *px = match (border.source(x as i64 - pad.left as i64, sw), sy) {
+                (Some(sx), Some(sy)) => src.get(sx as u32, sy as u32),
+                _ => fill,
+            };
         }
-    }))
+    };
+    if parallel {
+        out.pixels_mut().par_chunks_mut(w as usize).enumerate().for_each(row);
+    } else {
+        out.pixels_mut().chunks_mut(w as usize).enumerate().for_each(row);
+    }
+    Ok(out)
 }

@@ -22,12 +22,7 @@ pub(crate) fn layout_on_host<P: Pixel>(
 ) -> Result<Image<P>> {
     let inner = on_host(src, layout.inner, filter, layout.source, parallel)?;
     let Some((pad, value)) = layout.pad else { return Ok(inner) };
-    let border = crate::Border::Constant(value);
-    if parallel {
-        crate::par::copy_make_border(&inner.view(), pad, border)
-    } else {
-        crate::cpu::copy_make_border(&inner.view(), pad, border)
-    }
+    crate::ops::border::cpu::on_host(&inner.view(), pad, crate::Border::Constant(value), parallel)
 }
 
 /// Each of `planes` planes of `src` resized to `size`, stacked (`parallel`: on all cores).
