@@ -87,6 +87,10 @@ pub struct ResizeSeparable {
     pub shorts: DevPtr<i16>,
 }
 
+/// Output pixels side by side that each thread of the gather kernels makes (the launch's x
+/// extent is the widest output divided by it, rounded up).
+pub const GATHER_PER_THREAD: u32 = 4;
+
 /// Output pixels side by side that each thread of the cells kernels makes (the launch's x
 /// extent is the widest output divided by it, rounded up).
 pub const CELLS_PER_THREAD: u32 = 4;

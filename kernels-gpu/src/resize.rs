@@ -90,6 +90,7 @@ fn round_u8(v: f32) -> u8 {
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; `p.ints` holds each job's `dst.width`
 /// column indices at `job.x` and `dst.height` row indices at `job.y`.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
 unsafe fn gather<const C: usize>(p: ResizeGather) {
     // SAFETY: the caller's contract.
@@ -97,19 +98,50 @@ unsafe fn gather<const C: usize>(p: ResizeGather) {
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     let ints = p.ints.ptr();
+    let dw = j.dst.width as u64;
+    // Four pixels side by side make `C` whole 4-byte words: written as words where the
+    // output's rows are aligned, else byte by byte.
+    let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
     for y in grid_stride_y(j.dst.height as u64) {
         // SAFETY: row index `y` of the job's table.
         let sy = unsafe { *ints.add(j.y as usize + y as usize) };
-        for x in grid_stride_x(j.dst.width as u64) {
-            // SAFETY: column index `x` of the job's table.
-            let sx = unsafe { *ints.add(j.x as usize + x as usize) };
-            let outside = sx == u32::MAX || sy == u32::MAX;
-            let (sx, sy) = (clamp(sx as i64, j.src.width), clamp(sy as i64, j.src.height));
-            for c in 0..C {
-                // SAFETY: (sx, sy) clamped into the source; (x, y) in the output.
-                unsafe {
-                    let v = if outside { 0 } else { at::<C>(j.src, sx, sy, c) };
-                    put::<C>(j.dst, x, y, c, v);
+        let row_outside = sy == u32::MAX;
+        let sy = clamp(sy as i64, j.src.height);
+        for g in grid_stride_x(dw.div_ceil(GATHER_PER_THREAD)) {
+            let x0 = g * GATHER_PER_THREAD;
+            let n = GATHER_PER_THREAD.min(dw - x0);
+            let mut words = [0u32; C];
+            for i in 0..GATHER_PER_THREAD as usize {
+                if (i as u64) < n {
+                    // SAFETY: column index `x0 + i` of the job's table.
+                    let sx = unsafe { *ints.add(j.x as usize + x0 as usize + i) };
+                    let outside = row_outside || sx == u32::MAX;
+                    let sx = clamp(sx as i64, j.src.width);
+                    for c in 0..C {
+                        // SAFETY: (sx, sy) clamped into the source.
+                        let v = if outside { 0 } else { unsafe { at::<C>(j.src, sx, sy, c) } } as u32;
+                        let k = i * C + c;
+                        words[k / 4] |= v << (8 * (k % 4));
+                    }
+                }
+            }
+            if aligned && n == GATHER_PER_THREAD {
+                let out = (j.dst.data + y * j.dst.pitch + x0 * C as u64) as usize as *mut u32;
+                for w in 0..C {
+                    // SAFETY: 4-byte aligned (checked above), the four pixels inside the row.
+                    unsafe { *out.add(w) = words[w] };
+                }
+            } else {
+                // (Every index constant after unrolling, with the count checked inside:
+                // `words` stays in registers.)
+                for i in 0..GATHER_PER_THREAD as usize {
+                    if (i as u64) < n {
+                        for c in 0..C {
+                            let k = i * C + c;
+                            // SAFETY: (x0 + i, y) in the output.
+                            unsafe { put::<C>(j.dst, x0 + i as u64, y, c, (words[k / 4] >> (8 * (k % 4))) as u8) };
+                        }
+                    }
                 }
             }
         }
@@ -204,6 +236,9 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
         }
     }
 }
+
+/// Output pixels each thread of the gather kernels makes, side by side.
+pub const GATHER_PER_THREAD: u64 = cuimg_abi::resize::GATHER_PER_THREAD as u64;
 
 /// Output pixels each thread of the cells kernel makes, side by side.
 pub const CELLS_PER_THREAD: u64 = cuimg_abi::resize::CELLS_PER_THREAD as u64;

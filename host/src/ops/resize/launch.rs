@@ -8,7 +8,7 @@ use cuimg_abi::resize::{
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4,
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
     ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
-    ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD,
+    ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD,
 };
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 
@@ -194,10 +194,10 @@ impl Stream {
         // the match).
         unsafe {
             match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizeGatherC1>(&jobs, blob, 1, p),
-                Channels::Two => self.resize_launch::<ResizeGatherC2>(&jobs, blob, 1, p),
-                Channels::Three => self.resize_launch::<ResizeGatherC3>(&jobs, blob, 1, p),
-                Channels::Four => self.resize_launch::<ResizeGatherC4>(&jobs, blob, 1, p),
+                Channels::One => self.resize_launch::<ResizeGatherC1>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                Channels::Two => self.resize_launch::<ResizeGatherC2>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                Channels::Three => self.resize_launch::<ResizeGatherC3>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                Channels::Four => self.resize_launch::<ResizeGatherC4>(&jobs, blob, GATHER_PER_THREAD as u64, p),
             }
         }
     }
