@@ -143,7 +143,8 @@ kernels! {
     ResizeGatherC3 = resize_gather_c3(ResizeGather);
     ResizeGatherC4 = resize_gather_c4(ResizeGather);
     /// Separable plans of at most 2 taps (linear), 4 (cubic), 8 (Lanczos-4): the fewer the
-    /// taps, the fewer registers.
+    /// taps, the fewer registers. The 2-tap kernels make [`GATHER_PER_THREAD`] pixels side
+    /// by side per thread (their launch's x extent is divided by it); the others one.
     ResizeSeparable2C1 = resize_separable2_c1(ResizeSeparable);
     ResizeSeparable2C2 = resize_separable2_c2(ResizeSeparable);
     ResizeSeparable2C3 = resize_separable2_c3(ResizeSeparable);

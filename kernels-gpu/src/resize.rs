@@ -176,20 +176,27 @@ fn vertical<const T: usize>(rule: u32, s: &[i32; T], b: &[i32; T], e: u32, vecto
     }
 }
 
-/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps.
+/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps,
+/// `PX` output pixels side by side per thread (1, or 4 written as words; the launch's x
+/// extent divided by it).
 ///
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
 /// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most `T`.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
+unsafe fn separable<const C: usize, const T: usize, const PX: usize>(p: ResizeSeparable) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
     let (xt, yt) = (p.x_taps as usize, p.y_taps as usize);
+    let dw = j.dst.width as u64;
+    // Four pixels a thread make `C` whole words, written as words where the output's rows
+    // are aligned (`PX` is 1 or 4).
+    let aligned = PX == 4 && (j.dst.data | j.dst.pitch) % 4 == 0;
     for y in grid_stride_y(j.dst.height as u64) {
         let mut rows = [0u64; T];
         let mut b = [0i32; T];
@@ -202,36 +209,71 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
                 b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
             }
         }
-        for x in grid_stride_x(j.dst.width as u64) {
-            // SAFETY: column `x`'s entries of the job's tables.
-            let first = unsafe { *ints.add(j.x as usize + x as usize) } as i64;
-            let mut a = [0i32; T];
-            let mut cols = [0u64; T];
-            for i in 0..T {
-                cols[i] = clamp(first + i as i64, j.src.width);
-                if i < xt {
-                    // SAFETY: as above.
-                    a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * xt + i) } as i32;
+        for g in grid_stride_x(dw.div_ceil(PX as u64)) {
+            let x0 = g * PX as u64;
+            let n = (PX as u64).min(dw - x0);
+            let mut words = [0u32; C];
+            for q in 0..PX {
+                if q as u64 >= n {
+                    continue;
                 }
-            }
-            for c in 0..C {
-                let mut s = [0i32; T];
-                for k in 0..T {
-                    if k < yt {
-                        let mut v = 0i32;
-                        for i in 0..T {
-                            if i < xt {
-                                // SAFETY: (cols[i], rows[k]) clamped into the source.
-                                let px = unsafe { at::<C>(j.src, cols[i], rows[k], c) } as i32;
-                                v = v.wrapping_add(px.wrapping_mul(a[i]));
-                            }
-                        }
-                        s[k] = v;
+                let x = x0 + q as u64;
+                // SAFETY: column `x`'s entries of the job's tables.
+                let first = unsafe { *ints.add(j.x as usize + x as usize) } as i64;
+                let mut a = [0i32; T];
+                let mut cols = [0u64; T];
+                for i in 0..T {
+                    cols[i] = clamp(first + i as i64, j.src.width);
+                    if i < xt {
+                        // SAFETY: as above.
+                        a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * xt + i) } as i32;
                     }
                 }
-                let e = x as u32 * C as u32 + c as u32;
-                // SAFETY: (x, y) in the output.
-                unsafe { put::<C>(j.dst, x, y, c, vertical::<T>(p.rule, &s, &b, e, j.extra)) };
+                for c in 0..C {
+                    let mut s = [0i32; T];
+                    for k in 0..T {
+                        if k < yt {
+                            let mut v = 0i32;
+                            for i in 0..T {
+                                if i < xt {
+                                    // SAFETY: (cols[i], rows[k]) clamped into the source.
+                                    let px = unsafe { at::<C>(j.src, cols[i], rows[k], c) } as i32;
+                                    v = v.wrapping_add(px.wrapping_mul(a[i]));
+                                }
+                            }
+                            s[k] = v;
+                        }
+                    }
+                    let e = x as u32 * C as u32 + c as u32;
+                    let v = vertical::<T>(p.rule, &s, &b, e, j.extra);
+                    if PX == 4 {
+                        let k = q * C + c;
+                        words[k / 4] |= (v as u32) << (8 * (k % 4));
+                    } else {
+                        // SAFETY: (x, y) in the output.
+                        unsafe { put::<C>(j.dst, x, y, c, v) };
+                    }
+                }
+            }
+            if PX != 4 {
+                continue;
+            }
+            if aligned && n == 4 {
+                let out = (j.dst.data + y * j.dst.pitch + x0 * C as u64) as usize as *mut u32;
+                for w in 0..C {
+                    // SAFETY: 4-byte aligned (checked above), the four pixels inside the row.
+                    unsafe { *out.add(w) = words[w] };
+                }
+            } else {
+                for q in 0..PX {
+                    if (q as u64) < n {
+                        for c in 0..C {
+                            let k = q * C + c;
+                            // SAFETY: (x0 + q, y) in the output.
+                            unsafe { put::<C>(j.dst, x0 + q as u64, y, c, (words[k / 4] >> (8 * (k % 4))) as u8) };
+                        }
+                    }
+                }
             }
         }
     }
@@ -471,7 +513,7 @@ resize_kernels!(
 );
 /// The separable kernels, one per channel count and tap count.
 macro_rules! separable_kernels {
-    ($([$name:ident, $marker:ident, $c:literal, $t:literal]),*) => {
+    ($([$name:ident, $marker:ident, $c:literal, $t:literal, $px:literal]),*) => {
         $(
             /// See [`separable`]; 2-D over the largest output, one job a grid layer.
             ///
@@ -480,7 +522,7 @@ macro_rules! separable_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
                 // SAFETY: forwarded contract.
-                unsafe { separable::<$c, $t>(p) }
+                unsafe { separable::<$c, $t, $px>(p) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
         )*
@@ -488,18 +530,18 @@ macro_rules! separable_kernels {
 }
 
 separable_kernels!(
-    [resize_separable2_c1, ResizeSeparable2C1, 1, 2],
-    [resize_separable2_c2, ResizeSeparable2C2, 2, 2],
-    [resize_separable2_c3, ResizeSeparable2C3, 3, 2],
-    [resize_separable2_c4, ResizeSeparable2C4, 4, 2],
-    [resize_separable4_c1, ResizeSeparable4C1, 1, 4],
-    [resize_separable4_c2, ResizeSeparable4C2, 2, 4],
-    [resize_separable4_c3, ResizeSeparable4C3, 3, 4],
-    [resize_separable4_c4, ResizeSeparable4C4, 4, 4],
-    [resize_separable_c1, ResizeSeparableC1, 1, 8],
-    [resize_separable_c2, ResizeSeparableC2, 2, 8],
-    [resize_separable_c3, ResizeSeparableC3, 3, 8],
-    [resize_separable_c4, ResizeSeparableC4, 4, 8]
+    [resize_separable2_c1, ResizeSeparable2C1, 1, 2, 4],
+    [resize_separable2_c2, ResizeSeparable2C2, 2, 2, 4],
+    [resize_separable2_c3, ResizeSeparable2C3, 3, 2, 4],
+    [resize_separable2_c4, ResizeSeparable2C4, 4, 2, 4],
+    [resize_separable4_c1, ResizeSeparable4C1, 1, 4, 1],
+    [resize_separable4_c2, ResizeSeparable4C2, 2, 4, 1],
+    [resize_separable4_c3, ResizeSeparable4C3, 3, 4, 1],
+    [resize_separable4_c4, ResizeSeparable4C4, 4, 4, 1],
+    [resize_separable_c1, ResizeSeparableC1, 1, 8, 1],
+    [resize_separable_c2, ResizeSeparableC2, 2, 8, 1],
+    [resize_separable_c3, ResizeSeparableC3, 3, 8, 1],
+    [resize_separable_c4, ResizeSeparableC4, 4, 8, 1]
 );
 resize_kernels!(
     cells,

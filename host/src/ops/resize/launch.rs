@@ -238,10 +238,10 @@ impl Stream {
         // views of P's channel count (the kernel's, by the match).
         unsafe {
             match (xt.max(yt), P::LAYOUT) {
-                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(&jobs, blob, 1, p),
-                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(&jobs, blob, 1, p),
-                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(&jobs, blob, 1, p),
-                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(&jobs, blob, 1, p),
+                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(&jobs, blob, GATHER_PER_THREAD as u64, p),
                 (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(&jobs, blob, 1, p),
                 (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(&jobs, blob, 1, p),
                 (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(&jobs, blob, 1, p),
