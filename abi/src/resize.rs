@@ -75,6 +75,15 @@ pub struct ResizeGather {
 /// `ints[job.y + y]` are combined with `shorts[job.yw + y * y_taps ..]` by `rule` (0 linear,
 /// 1 cubic, whose first `job.extra` elements of a row take the float form, 2 Lanczos-4, 3
 /// OpenCV's bit-exact linear).
+///
+/// The kernels work in tiles of [`SEPARABLE_TILE_W`] columns by `tile_rows` rows (at most
+/// [`SEPARABLE_TILE_ROWS`]), one block of [`SEPARABLE_THREADS`] threads a tile: first every
+/// source row the tile's rows read is summed across into shared memory (`tile_words` i32,
+/// the launch's dynamic shared memory), then each output pixel combines its rows from there.
+/// A source row shared by several output rows is summed across once, not once per output
+/// row. `tile_rows` is the host's choice: the tile's source rows (from its first row's first
+/// row to its last row's first row plus `y_taps`) times `SEPARABLE_TILE_W` times the
+/// channels fit `tile_words`; one row always fits, given `y_taps` rows of space.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizeSeparable {
@@ -85,7 +94,19 @@ pub struct ResizeSeparable {
     pub rule: u32,
     pub ints: DevPtr<i32>,
     pub shorts: DevPtr<i16>,
+    pub tile_rows: u32,
+    pub tile_words: u32,
 }
+
+/// Output columns of a separable kernel's tile.
+pub const SEPARABLE_TILE_W: u32 = 64;
+
+/// Most output rows of a separable kernel's tile.
+pub const SEPARABLE_TILE_ROWS: u32 = 16;
+
+/// Threads of a separable kernel's block (one dimension): each makes 4 output pixels of a
+/// row side by side, `SEPARABLE_TILE_W / 4` of them a row, so a block covers its most rows.
+pub const SEPARABLE_THREADS: u32 = SEPARABLE_TILE_W / 4 * SEPARABLE_TILE_ROWS;
 
 /// Output pixels side by side that each thread of the gather kernels makes (the launch's x
 /// extent is the widest output divided by it, rounded up).
@@ -143,8 +164,8 @@ kernels! {
     ResizeGatherC3 = resize_gather_c3(ResizeGather);
     ResizeGatherC4 = resize_gather_c4(ResizeGather);
     /// Separable plans of at most 2 taps (linear), 4 (cubic), 8 (Lanczos-4): the fewer the
-    /// taps, the fewer registers. The 2-tap kernels make [`GATHER_PER_THREAD`] pixels side
-    /// by side per thread (their launch's x extent is divided by it); the others one.
+    /// taps, the fewer registers. One block of [`SEPARABLE_THREADS`] a tile (see
+    /// [`ResizeSeparable`]), x and y over the largest output's tiles.
     ResizeSeparable2C1 = resize_separable2_c1(ResizeSeparable);
     ResizeSeparable2C2 = resize_separable2_c2(ResizeSeparable);
     ResizeSeparable2C3 = resize_separable2_c3(ResizeSeparable);

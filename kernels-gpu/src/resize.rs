@@ -5,8 +5,15 @@
 //! sums, and for OpenCV's cubic and area paths f32 products and sums in its order (rustc
 //! contracts none of them into fused multiply-adds).
 
-use crate::device::thread::{block_idx_z, grid_stride_x, grid_stride_y};
-use cuimg_abi::resize::{Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizePillow, ResizeSeparable};
+use crate::device::shared;
+use crate::device::thread::{
+    block_idx_x, block_idx_y, block_idx_z, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads,
+    thread_idx_x,
+};
+use cuimg_abi::resize::{
+    Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizePillow, ResizeSeparable, SEPARABLE_THREADS,
+    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+};
 
 /// Job `blockIdx.z`.
 ///
@@ -102,6 +109,7 @@ unsafe fn gather<const C: usize>(p: ResizeGather) {
     // Four pixels side by side make `C` whole 4-byte words: written as words where the
     // output's rows are aligned, else byte by byte.
     let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
+    const _: () = assert!(GATHER_PER_THREAD == 4, "store4 writes four pixels");
     for y in grid_stride_y(j.dst.height as u64) {
         // SAFETY: row index `y` of the job's table.
         let sy = unsafe { *ints.add(j.y as usize + y as usize) };
@@ -125,157 +133,226 @@ unsafe fn gather<const C: usize>(p: ResizeGather) {
                     }
                 }
             }
-            if aligned && n == GATHER_PER_THREAD {
-                let out = (j.dst.data + y * j.dst.pitch + x0 * C as u64) as usize as *mut u32;
-                for w in 0..C {
-                    // SAFETY: 4-byte aligned (checked above), the four pixels inside the row.
-                    unsafe { *out.add(w) = words[w] };
+            // SAFETY: pixels x0 .. x0 + n of row y are in the output; `aligned` checked its
+            // data and pitch.
+            unsafe { store4::<C>(j.dst, x0, y, n, &words, aligned) };
+        }
+    }
+}
+
+/// One output element of OpenCV's vertical rules (`VResize*<uchar>`), built a tap at a time
+/// from the last tap down (so that the right-nested float sum of the cubic's vector form
+/// is one accumulator): `int`, the fixed-point sum or terms; `float`, the cubic's vector
+/// form.
+#[derive(Clone, Copy)]
+struct Vertical {
+    int: i32,
+    float: f32,
+}
+
+impl Vertical {
+    const ZERO: Vertical = Vertical { int: 0, float: 0.0 };
+
+    /// Tap `k` (taps come last to first): row sum `s` weighted `b` by `rule` (see
+    /// [`ResizeSeparable`]). Taps past a plan's count have weight 0 and change nothing.
+    #[inline(always)]
+    fn step(&mut self, rule: u32, k: usize, s: i32, b: i32) {
+        match rule {
+            // OpenCV's `VResizeLinear<uchar>`: each product of the row over 16 shifted by 16.
+            0 => self.int += (b * (s >> 4)) >> 16,
+            1 => {
+                // OpenCV's vector form: each weight over 2^22 in float, the products summed as
+                // S0*b0 + (S1*b1 + (S2*b2 + S3*b3)); the scalar form in `int`.
+                if k < 4 {
+                    let scale = 1.0f32 / (2048.0 * 2048.0);
+                    self.float += s as f32 * (b as f32 * scale);
                 }
-            } else {
-                // (Every index constant after unrolling, with the count checked inside:
-                // `words` stays in registers.)
-                for i in 0..GATHER_PER_THREAD as usize {
-                    if (i as u64) < n {
-                        for c in 0..C {
-                            let k = i * C + c;
-                            // SAFETY: (x0 + i, y) in the output.
-                            unsafe { put::<C>(j.dst, x0 + i as u64, y, c, (words[k / 4] >> (8 * (k % 4))) as u8) };
-                        }
-                    }
+                self.int = self.int.wrapping_add(s.wrapping_mul(b));
+            }
+            _ => self.int = self.int.wrapping_add(s.wrapping_mul(b)),
+        }
+    }
+
+    /// The byte, for element `e` of the output row (the cubic's first `vector_elems` take
+    /// the vector form).
+    #[inline(always)]
+    fn finish(self, rule: u32, e: u32, vector_elems: u32) -> u8 {
+        match rule {
+            0 => ((self.int + 2) >> 2).clamp(0, 255) as u8,
+            3 => ((self.int as i64 + (1 << 15)) >> 16).clamp(0, 255) as u8,
+            1 if e < vector_elems => round_u8(self.float),
+            _ => (self.int.wrapping_add(1 << 21) >> 22).clamp(0, 255) as u8,
+        }
+    }
+}
+
+/// Four output pixels' bytes, pixel `q`'s channel `c` at byte `q * C + c` of `words`
+/// (little-endian), written at `(x0, y)`, the first `n` of them: as `C` aligned words where
+/// `aligned` and all four are there, else byte by byte.
+///
+/// # Safety
+/// `dst` describes writable memory holding pixels `x0 .. x0 + n` of row `y`; where
+/// `aligned`, its data and pitch are multiples of 4.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn store4<const C: usize>(dst: Plane, x0: u64, y: u64, n: u64, words: &[u32; C], aligned: bool) {
+    if aligned && n == 4 {
+        let out = (dst.data + y * dst.pitch + x0 * C as u64) as usize as *mut u32;
+        for w in 0..C {
+            // SAFETY: 4-byte aligned (the caller's word), the four pixels inside the row.
+            unsafe { *out.add(w) = words[w] };
+        }
+    } else {
+        // (Every index constant after unrolling, with the count checked inside: `words`
+        // stays in registers.)
+        for q in 0..4 {
+            if (q as u64) < n {
+                for c in 0..C {
+                    let k = q * C + c;
+                    // SAFETY: (x0 + q, y) in the output (the caller's word).
+                    unsafe { put::<C>(dst, x0 + q as u64, y, c, (words[k / 4] >> (8 * (k % 4))) as u8) };
                 }
             }
         }
     }
 }
 
-/// OpenCV's vertical rules (`VResize*<uchar>`), on the weighted rows `s` of element `e`
-/// (unused taps 0). `T` is the kernel's tap count (2, 4 or 8: linear, cubic, Lanczos-4);
-/// every loop over taps runs to it, with the unused taps weighted 0: fixed bounds unroll,
-/// so the arrays stay in registers, and a kernel for fewer taps needs fewer of them.
-#[inline(always)]
-fn vertical<const T: usize>(rule: u32, s: &[i32; T], b: &[i32; T], e: u32, vector_elems: u32) -> u8 {
-    let int = || {
-        let mut v = 0i32;
-        for k in 0..T {
-            v = v.wrapping_add(s[k].wrapping_mul(b[k]));
-        }
-        v
-    };
-    let tap = |a: &[i32; T], k: usize| if k < T { a[k] } else { 0 };
-    match rule {
-        0 => ((((b[0] * (s[0] >> 4)) >> 16) + ((b[1] * (s[1] >> 4)) >> 16) + 2) >> 2).clamp(0, 255) as u8,
-        3 => ((int() as i64 + (1 << 15)) >> 16).clamp(0, 255) as u8,
-        1 if e < vector_elems => {
-            // OpenCV's vector form: each weight over 2^22 in float, the products summed as
-            // S0*b0 + (S1*b1 + (S2*b2 + S3*b3)).
-            let scale = 1.0f32 / (2048.0 * 2048.0);
-            let f = |k: usize| tap(s, k) as f32 * (tap(b, k) as f32 * scale);
-            round_u8(f(0) + (f(1) + (f(2) + f(3))))
-        }
-        _ => (int().wrapping_add(1 << 21) >> 22).clamp(0, 255) as u8,
-    }
-}
+/// Four `i32` read as one 16-byte shared load.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Quad([i32; 4]);
 
 /// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps,
-/// `PX` output pixels side by side per thread (1, or 4 written as words; the launch's x
-/// extent divided by it).
+/// a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per block and iteration.
+///
+/// Shared memory holds the tile's row sums as `sums[(k * C + c) * SEPARABLE_TILE_W + xl]`
+/// for source row `r0 + k` (clamped into the source when read), channel `c`, column `xl` of
+/// the tile: consecutive lanes write consecutive words, and each thread reads its four
+/// columns as one 16-byte load.
 ///
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
-/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most `T`.
+/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most `T`; blocks of
+/// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn separable<const C: usize, const T: usize, const PX: usize>(p: ResizeSeparable) {
+unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(p.jobs.ptr()) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
+    // Indices are u32 (image sides are), addresses u64 only where formed: 64-bit values
+    // take two registers each, and the bound of 3 blocks an SM leaves 80.
+    const W: u32 = SEPARABLE_TILE_W;
+    const STEP1: u32 = SEPARABLE_THREADS / W;
     let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
     let (xt, yt) = (p.x_taps as usize, p.y_taps as usize);
-    let dw = j.dst.width as u64;
-    // Four pixels a thread make `C` whole words, written as words where the output's rows
-    // are aligned (`PX` is 1 or 4).
-    let aligned = PX == 4 && (j.dst.data | j.dst.pitch) % 4 == 0;
-    for y in grid_stride_y(j.dst.height as u64) {
-        let mut rows = [0u64; T];
-        let mut b = [0i32; T];
-        // SAFETY: row `y`'s first row in the job's table.
-        let first_row = unsafe { *ints.add(j.y as usize + y as usize) } as i64;
-        for k in 0..T {
-            rows[k] = clamp(first_row + k as i64, j.src.height);
-            if k < yt {
-                // SAFETY: row `y`'s weights in the job's table.
-                b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
-            }
-        }
-        for g in grid_stride_x(dw.div_ceil(PX as u64)) {
-            let x0 = g * PX as u64;
-            let n = (PX as u64).min(dw - x0);
-            let mut words = [0u32; C];
-            for q in 0..PX {
-                if q as u64 >= n {
-                    continue;
-                }
-                let x = x0 + q as u64;
+    let (dw, dh) = (j.dst.width, j.dst.height);
+    let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
+    // The source rows the shared memory holds (the host's tile choice fits them; the bound
+    // keeps every access inside it whatever the tables say).
+    let cap = (p.tile_words / (W * C as u32)) as i32;
+    let sums = shared::dynamic::<i32>();
+    let t = thread_idx_x();
+    let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
+    let src = j.src.data as usize as *const u8;
+    // Block-uniform tile loops: every thread of the block runs the same iterations, so the
+    // barriers inside are reached by all.
+    let mut ty = block_idx_y();
+    while ty < dh.div_ceil(rows) {
+        let y0 = ty * rows;
+        let y1 = (y0 + rows).min(dh) - 1;
+        // SAFETY: rows `y0` and `y1` of the job's first-row table.
+        let (r0, r1) = unsafe { (*ints.add((j.y + y0) as usize), *ints.add((j.y + y1) as usize)) };
+        let span = (r1 + yt as i32 - r0).min(cap);
+        let mut tx = block_idx_x();
+        while tx < dw.div_ceil(W) {
+            let x0 = tx * W;
+            // 1. The row sums: thread `t` takes column `t % W` of rows `t / W`, step `STEP1`.
+            let xl = t % W;
+            let x = x0 + xl;
+            if x < dw {
                 // SAFETY: column `x`'s entries of the job's tables.
-                let first = unsafe { *ints.add(j.x as usize + x as usize) } as i64;
+                let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
                 let mut a = [0i32; T];
-                let mut cols = [0u64; T];
+                let mut cols = [0u32; T];
                 for i in 0..T {
-                    cols[i] = clamp(first + i as i64, j.src.width);
+                    cols[i] = clamp(first + i as i64, j.src.width) as u32 * C as u32;
                     if i < xt {
                         // SAFETY: as above.
                         a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * xt + i) } as i32;
                     }
                 }
-                for c in 0..C {
-                    let mut s = [0i32; T];
-                    for k in 0..T {
-                        if k < yt {
-                            let mut v = 0i32;
-                            for i in 0..T {
-                                if i < xt {
-                                    // SAFETY: (cols[i], rows[k]) clamped into the source.
-                                    let px = unsafe { at::<C>(j.src, cols[i], rows[k], c) } as i32;
-                                    v = v.wrapping_add(px.wrapping_mul(a[i]));
-                                }
+                let mut k = (t / W) as i32;
+                while k < span {
+                    let row = clamp((r0 + k) as i64, j.src.height);
+                    // SAFETY: a row of the source (clamped into it).
+                    let line = unsafe { src.add((row * j.src.pitch) as usize) };
+                    let mut acc = [0i32; C];
+                    for i in 0..T {
+                        if i < xt {
+                            for c in 0..C {
+                                // SAFETY: a pixel of the row (its column clamped into it).
+                                let px = unsafe { *line.add(cols[i] as usize + c) } as i32;
+                                acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
                             }
-                            s[k] = v;
                         }
                     }
-                    let e = x as u32 * C as u32 + c as u32;
-                    let v = vertical::<T>(p.rule, &s, &b, e, j.extra);
-                    if PX == 4 {
-                        let k = q * C + c;
-                        words[k / 4] |= (v as u32) << (8 * (k % 4));
-                    } else {
-                        // SAFETY: (x, y) in the output.
-                        unsafe { put::<C>(j.dst, x, y, c, v) };
+                    for c in 0..C {
+                        // SAFETY: k < span <= cap, so the index is below `tile_words`.
+                        unsafe { *sums.add(((k as u32 * C as u32 + c as u32) * W + xl) as usize) = acc[c] };
+                    }
+                    k += STEP1 as i32;
+                }
+            }
+            sync_threads();
+            // 2. The output: thread `t` makes pixels `4 * (t % (W / 4))` .. + 4 of the tile's
+            //    row `t / (W / 4)` (`rows` is at most `SEPARABLE_THREADS / (W / 4)`: one row a thread
+            //    at most).
+            let xs = x0 + 4 * (t % (W / 4));
+            let y = y0 + t / (W / 4);
+            if t / (W / 4) < rows && y < dh && xs < dw {
+                let n = 4u32.min(dw - xs);
+                // SAFETY: row `y`'s entries of the job's tables.
+                let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
+                let mut b = [0i32; T];
+                for k in 0..T {
+                    if k < yt {
+                        // SAFETY: as above.
+                        b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
                     }
                 }
-            }
-            if PX != 4 {
-                continue;
-            }
-            if aligned && n == 4 {
-                let out = (j.dst.data + y * j.dst.pitch + x0 * C as u64) as usize as *mut u32;
-                for w in 0..C {
-                    // SAFETY: 4-byte aligned (checked above), the four pixels inside the row.
-                    unsafe { *out.add(w) = words[w] };
-                }
-            } else {
-                for q in 0..PX {
-                    if (q as u64) < n {
-                        for c in 0..C {
-                            let k = q * C + c;
-                            // SAFETY: (x0 + q, y) in the output.
-                            unsafe { put::<C>(j.dst, x0 + q as u64, y, c, (words[k / 4] >> (8 * (k % 4))) as u8) };
+                let mut words = [0u32; C];
+                for c in 0..C {
+                    let mut v = [Vertical::ZERO; 4];
+                    for k in (0..T).rev() {
+                        let r = kk + k as i32;
+                        if k < yt && r >= 0 && r < span {
+                            let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
+                            // SAFETY: r < span <= cap, 4 | at (W and xs - x0 are), so the
+                            // four words lie inside `tile_words`, 16-byte aligned.
+                            let q = unsafe { *(sums.add(at as usize) as *const Quad) };
+                            for i in 0..4 {
+                                v[i].step(p.rule, k, q.0[i], b[k]);
+                            }
                         }
                     }
+                    for i in 0..4 {
+                        let e = (xs + i as u32) * C as u32 + c as u32;
+                        let k = i * C + c;
+                        words[k / 4] |= (v[i].finish(p.rule, e, j.extra) as u32) << (8 * (k % 4));
+                    }
                 }
+                // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
+                // its data and pitch.
+                unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
             }
+            // The next tile's sums overwrite these.
+            sync_threads();
+            tx += grid_dim_x();
         }
+        ty += grid_dim_y();
     }
 }
 
@@ -513,7 +590,7 @@ resize_kernels!(
 );
 /// The separable kernels, one per channel count and tap count.
 macro_rules! separable_kernels {
-    ($([$name:ident, $marker:ident, $c:literal, $t:literal, $px:literal]),*) => {
+    ($([$name:ident, $marker:ident, $c:literal, $t:literal]),*) => {
         $(
             /// See [`separable`]; 2-D over the largest output, one job a grid layer.
             ///
@@ -522,7 +599,7 @@ macro_rules! separable_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
                 // SAFETY: forwarded contract.
-                unsafe { separable::<$c, $t, $px>(p) }
+                unsafe { separable::<$c, $t>(p) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
         )*
@@ -530,18 +607,18 @@ macro_rules! separable_kernels {
 }
 
 separable_kernels!(
-    [resize_separable2_c1, ResizeSeparable2C1, 1, 2, 4],
-    [resize_separable2_c2, ResizeSeparable2C2, 2, 2, 4],
-    [resize_separable2_c3, ResizeSeparable2C3, 3, 2, 4],
-    [resize_separable2_c4, ResizeSeparable2C4, 4, 2, 4],
-    [resize_separable4_c1, ResizeSeparable4C1, 1, 4, 1],
-    [resize_separable4_c2, ResizeSeparable4C2, 2, 4, 1],
-    [resize_separable4_c3, ResizeSeparable4C3, 3, 4, 1],
-    [resize_separable4_c4, ResizeSeparable4C4, 4, 4, 1],
-    [resize_separable_c1, ResizeSeparableC1, 1, 8, 1],
-    [resize_separable_c2, ResizeSeparableC2, 2, 8, 1],
-    [resize_separable_c3, ResizeSeparableC3, 3, 8, 1],
-    [resize_separable_c4, ResizeSeparableC4, 4, 8, 1]
+    [resize_separable2_c1, ResizeSeparable2C1, 1, 2],
+    [resize_separable2_c2, ResizeSeparable2C2, 2, 2],
+    [resize_separable2_c3, ResizeSeparable2C3, 3, 2],
+    [resize_separable2_c4, ResizeSeparable2C4, 4, 2],
+    [resize_separable4_c1, ResizeSeparable4C1, 1, 4],
+    [resize_separable4_c2, ResizeSeparable4C2, 2, 4],
+    [resize_separable4_c3, ResizeSeparable4C3, 3, 4],
+    [resize_separable4_c4, ResizeSeparable4C4, 4, 4],
+    [resize_separable_c1, ResizeSeparableC1, 1, 8],
+    [resize_separable_c2, ResizeSeparableC2, 2, 8],
+    [resize_separable_c3, ResizeSeparableC3, 3, 8],
+    [resize_separable_c4, ResizeSeparableC4, 4, 8]
 );
 resize_kernels!(
     cells,

@@ -8,7 +8,8 @@ use cuimg_abi::resize::{
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4,
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
     ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
-    ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD,
+    ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD, SEPARABLE_THREADS,
+    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
 };
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 
@@ -108,6 +109,84 @@ fn key(plan: &Plan) -> Key {
     }
 }
 
+/// How a launch covers its jobs.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// 32 x 8 threads a block, each making this many output pixels of a row side by side.
+    Pixels(u64),
+    /// The separable kernels' tiles (see `ResizeSeparable`): `SEPARABLE_THREADS` a block,
+    /// one block a tile of `SEPARABLE_TILE_W` columns by `rows`, `words` i32 of shared memory.
+    Tiles { rows: u32, words: u32 },
+}
+
+impl Shape {
+    fn block(self) -> (u32, u32) {
+        match self {
+            Shape::Pixels(_) => (32, 8),
+            Shape::Tiles { .. } => (SEPARABLE_THREADS, 1),
+        }
+    }
+
+    fn smem(self) -> u32 {
+        match self {
+            Shape::Pixels(_) => 0,
+            Shape::Tiles { words, .. } => words * 4,
+        }
+    }
+
+    /// The threads along x and y a job of this extent takes.
+    fn threads(self, (w, h): (u32, u32)) -> (u64, u64) {
+        match self {
+            Shape::Pixels(per) => ((w as u64).div_ceil(per), h as u64),
+            Shape::Tiles { rows, .. } => {
+                ((w as u64).div_ceil(SEPARABLE_TILE_W as u64) * SEPARABLE_THREADS as u64, (h as u64).div_ceil(rows as u64))
+            }
+        }
+    }
+}
+
+/// Most dynamic shared memory a separable tile takes (what every CUDA GPU gives a block
+/// without opting in).
+const TILE_BYTES: u32 = 48 * 1024;
+
+/// The source rows a tile of `rows` output rows reads, at most over the tiles of an output
+/// whose rows read from `first` on, `taps` each (see `ResizeSeparable`); `None` if a tile's
+/// rows do not start in order (its rows would not be one run).
+fn tile_span(first: &[i32], taps: usize, rows: usize) -> Option<u32> {
+    if rows > 1 && first.windows(2).any(|w| w[1] < w[0]) {
+        return None;
+    }
+    let span = first.chunks(rows).map(|t| (t[t.len() - 1] as i64 + taps as i64 - t[0] as i64).max(0)).max().unwrap_or(0);
+    u32::try_from(span).ok()
+}
+
+/// The most rows a separable tile can take (see `ResizeSeparable`) for every job of a
+/// launch, and the shared words it then needs.
+fn tile_shape(firsts: &[(&[i32], usize)], channels: usize) -> Shape {
+    let per_row = SEPARABLE_TILE_W * channels as u32;
+    let fits = |rows: u32| -> Option<u32> {
+        let mut most = 0;
+        for &(first, taps) in firsts {
+            most = most.max(tile_span(first, taps, rows as usize)?);
+        }
+        let words = most.checked_mul(per_row)?;
+        (words.checked_mul(4)? <= TILE_BYTES).then_some(words)
+    };
+    let mut rows = SEPARABLE_TILE_ROWS;
+    loop {
+        match fits(rows) {
+            Some(words) => return Shape::Tiles { rows, words },
+            // One row a tile holds its own taps: at most 8 rows of 64 pixels of 4 channels,
+            // 8 KiB.
+            None if rows == 1 => {
+                let taps = firsts.iter().map(|&(_, t)| t as u32).max().unwrap_or(1);
+                return Shape::Tiles { rows: 1, words: taps * per_row };
+            }
+            None => rows /= 2,
+        }
+    }
+}
+
 impl Stream {
     /// Launches every job, grouped by kind of plan.
     pub(super) fn resize_work<P: Pixel>(&self, work: Vec<Work>) -> Result<()> {
@@ -133,16 +212,17 @@ impl Stream {
 
     /// Launches `K` over `jobs`, uploaded here with the launch's tables (`blob`), in chunks
     /// of at most `MAX_BATCH_LAUNCH`, with `params(first job, count, blob's device address)`
-    /// for each chunk; a thread makes `per_thread` output pixels side by side.
+    /// for each chunk, covering each job as `shape` says.
     ///
     /// # Safety
     /// `params(jobs, count, base)` are `K`'s parameters for `count` of the jobs from `jobs`,
-    /// whose planes, and tables at `base`, hold what `K`'s contract asks.
+    /// whose planes, and tables at `base`, hold what `K`'s contract asks, for blocks and
+    /// shared memory as `shape` gives them.
     unsafe fn resize_launch<K: Kernel>(
         &self,
         jobs: &[ResizeJob],
         mut blob: Blob,
-        per_thread: u64,
+        shape: Shape,
         params: impl Fn(DevPtr<ResizeJob>, u32, u64) -> K::Params,
     ) -> Result<()> {
         let words: Vec<u64> = jobs.iter().flat_map(words).collect();
@@ -153,10 +233,10 @@ impl Stream {
         let size = std::mem::size_of::<ResizeJob>() as u64;
         for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
             let extent = chunk.iter().fold((1u64, 1u64), |(w, h), j| {
-                let (jw, jh) = j.extent();
-                (w.max((jw as u64).div_ceil(per_thread)), h.max(jh as u64))
+                let (jw, jh) = shape.threads(j.extent());
+                (w.max(jw), h.max(jh))
             });
-            let cfg = self.batch_config::<K>(extent, (32, 8), chunk.len() as u32, 0)?;
+            let cfg = self.batch_config::<K>(extent, shape.block(), chunk.len() as u32, shape.smem())?;
             let first = DevPtr::new(base + at + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
             // SAFETY: the caller's contract, for this chunk's jobs (`count` of them from
             // `first`), one grid layer each; the blob is read under its guard.
@@ -189,15 +269,16 @@ impl Stream {
         let mut blob = Blob::default();
         let at = blob.add(&ints);
         let p = |jobs, count, base: u64| ResizeGather { jobs, count, _pad: 0, ints: DevPtr::new(base + at) };
+        let shape = Shape::Pixels(GATHER_PER_THREAD as u64);
         // SAFETY: each job's tables hold `dst.width` column and `dst.height` row indices at
         // its offsets; the planes are guarded views of P's channel count (the kernel's, by
         // the match).
         unsafe {
             match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizeGatherC1>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                Channels::Two => self.resize_launch::<ResizeGatherC2>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                Channels::Three => self.resize_launch::<ResizeGatherC3>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                Channels::Four => self.resize_launch::<ResizeGatherC4>(&jobs, blob, GATHER_PER_THREAD as u64, p),
+                Channels::One => self.resize_launch::<ResizeGatherC1>(&jobs, blob, shape, p),
+                Channels::Two => self.resize_launch::<ResizeGatherC2>(&jobs, blob, shape, p),
+                Channels::Three => self.resize_launch::<ResizeGatherC3>(&jobs, blob, shape, p),
+                Channels::Four => self.resize_launch::<ResizeGatherC4>(&jobs, blob, shape, p),
             }
         }
     }
@@ -221,6 +302,15 @@ impl Stream {
             shorts.extend(&y.weights);
             jobs.push(job);
         }
+        let firsts: Vec<(&[i32], usize)> = group
+            .iter()
+            .map(|w| match w.plan.as_ref() {
+                Plan::Separable { y, .. } => (y.first.as_slice(), y.taps),
+                _ => unreachable!("grouped by kind"),
+            })
+            .collect();
+        let shape = tile_shape(&firsts, P::CHANNELS);
+        let Shape::Tiles { rows, words } = shape else { unreachable!("tile_shape makes tiles") };
         let mut blob = Blob::default();
         let (at_i, at_s) = (blob.add(&ints), blob.add(&shorts));
         let p = |jobs, count, base: u64| ResizeSeparable {
@@ -231,25 +321,28 @@ impl Stream {
             rule,
             ints: DevPtr::new(base + at_i),
             shorts: DevPtr::new(base + at_s),
+            tile_rows: rows,
+            tile_words: words,
         };
         // SAFETY: each job's tables hold `dst.width` first columns and `x_taps` weights each,
         // `dst.height` first rows and `y_taps` weights each, at its offsets; the kernel takes
         // at least the larger tap count (by the match, at most 8); the planes are guarded
-        // views of P's channel count (the kernel's, by the match).
+        // views of P's channel count (the kernel's, by the match); blocks of
+        // `SEPARABLE_THREADS` with `tile_words` of shared memory (`Shape::Tiles`).
         unsafe {
             match (xt.max(yt), P::LAYOUT) {
-                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(&jobs, blob, GATHER_PER_THREAD as u64, p),
-                (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(&jobs, blob, 1, p),
-                (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(&jobs, blob, 1, p),
-                (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(&jobs, blob, 1, p),
-                (3..=4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(&jobs, blob, 1, p),
-                (5..=8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(&jobs, blob, 1, p),
-                (5..=8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(&jobs, blob, 1, p),
-                (5..=8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(&jobs, blob, 1, p),
-                (5..=8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(&jobs, blob, 1, p),
+                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(&jobs, blob, shape, p),
+                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(&jobs, blob, shape, p),
+                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(&jobs, blob, shape, p),
+                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(&jobs, blob, shape, p),
+                (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(&jobs, blob, shape, p),
+                (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(&jobs, blob, shape, p),
+                (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(&jobs, blob, shape, p),
+                (3..=4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(&jobs, blob, shape, p),
+                (5..=8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(&jobs, blob, shape, p),
+                (5..=8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(&jobs, blob, shape, p),
+                (5..=8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(&jobs, blob, shape, p),
+                (5..=8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(&jobs, blob, shape, p),
                 (taps, _) => Err(Error::InvalidParameter {
                     what: "a separable resize plan".into(),
                     why: format!("{taps} taps; the kernels take at most 8"),
@@ -271,10 +364,10 @@ impl Stream {
         // kernel reads whole words.
         unsafe {
             match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizeCellsC1>(&jobs, Blob::default(), per, p),
-                Channels::Two => self.resize_launch::<ResizeCellsC2>(&jobs, Blob::default(), per, p),
-                Channels::Three => self.resize_launch::<ResizeCellsC3>(&jobs, Blob::default(), per, p),
-                Channels::Four => self.resize_launch::<ResizeCellsC4>(&jobs, Blob::default(), per, p),
+                Channels::One => self.resize_launch::<ResizeCellsC1>(&jobs, Blob::default(), Shape::Pixels(per), p),
+                Channels::Two => self.resize_launch::<ResizeCellsC2>(&jobs, Blob::default(), Shape::Pixels(per), p),
+                Channels::Three => self.resize_launch::<ResizeCellsC3>(&jobs, Blob::default(), Shape::Pixels(per), p),
+                Channels::Four => self.resize_launch::<ResizeCellsC4>(&jobs, Blob::default(), Shape::Pixels(per), p),
             }
         }
     }
@@ -310,10 +403,10 @@ impl Stream {
         // starts ascending into them; the planes are guarded views of P's channel count.
         unsafe {
             match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizeAreaC1>(&jobs, blob, 1, p),
-                Channels::Two => self.resize_launch::<ResizeAreaC2>(&jobs, blob, 1, p),
-                Channels::Three => self.resize_launch::<ResizeAreaC3>(&jobs, blob, 1, p),
-                Channels::Four => self.resize_launch::<ResizeAreaC4>(&jobs, blob, 1, p),
+                Channels::One => self.resize_launch::<ResizeAreaC1>(&jobs, blob, Shape::Pixels(1), p),
+                Channels::Two => self.resize_launch::<ResizeAreaC2>(&jobs, blob, Shape::Pixels(1), p),
+                Channels::Three => self.resize_launch::<ResizeAreaC3>(&jobs, blob, Shape::Pixels(1), p),
+                Channels::Four => self.resize_launch::<ResizeAreaC4>(&jobs, blob, Shape::Pixels(1), p),
             }
         }
     }
@@ -403,10 +496,10 @@ impl Stream {
                 // image of the pass's size, each under its guard, of P's channel count.
                 unsafe {
                     match P::LAYOUT {
-                        Channels::One => self.resize_launch::<ResizePillowC1>(&jobs, blob, 1, p),
-                        Channels::Two => self.resize_launch::<ResizePillowC2>(&jobs, blob, 1, p),
-                        Channels::Three => self.resize_launch::<ResizePillowC3>(&jobs, blob, 1, p),
-                        Channels::Four => self.resize_launch::<ResizePillowC4>(&jobs, blob, 1, p),
+                        Channels::One => self.resize_launch::<ResizePillowC1>(&jobs, blob, Shape::Pixels(1), p),
+                        Channels::Two => self.resize_launch::<ResizePillowC2>(&jobs, blob, Shape::Pixels(1), p),
+                        Channels::Three => self.resize_launch::<ResizePillowC3>(&jobs, blob, Shape::Pixels(1), p),
+                        Channels::Four => self.resize_launch::<ResizePillowC4>(&jobs, blob, Shape::Pixels(1), p),
                     }
                 }?;
                 drop((reads, writes));
