@@ -157,6 +157,28 @@ pub struct ResizePillow {
     pub weights: DevPtr<i32>,
 }
 
+/// Pillow's two passes in one launch, for plans of a horizontal pass then a vertical one
+/// (what `ImagingResampleInner` does where both sides change), tiled as [`ResizeSeparable`]:
+/// the horizontal pass's bytes of every source row a tile reads go to shared memory
+/// (`tile_words` words, one byte per row, channel and column), then the vertical pass reads
+/// them there. Output column `x` sums `job.extra & 0xFFFF` source columns from
+/// `ints[job.x + x]` with `weights[job.xw + x * that ..]`; output row `y` sums
+/// `job.extra >> 16` of those rows from source row `ints[job.y + y]` with
+/// `weights[job.yw + y * that ..]`, each pass in 22-bit fixed point clipped to a byte.
+/// `premultiply`: colors are multiplied by alpha as they are read and divided by it as
+/// they are written (Pillow's `RGBa` and `La`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizePillowTiled {
+    pub jobs: DevPtr<ResizeJob>,
+    pub count: u32,
+    pub premultiply: u32,
+    pub ints: DevPtr<i32>,
+    pub weights: DevPtr<i32>,
+    pub tile_rows: u32,
+    pub tile_words: u32,
+}
+
 kernels! {
     /// One output pixel per thread; 2-D over the largest output, `blockIdx.z` the job.
     ResizeGatherC1 = resize_gather_c1(ResizeGather);
@@ -190,4 +212,9 @@ kernels! {
     ResizePillowC2 = resize_pillow_c2(ResizePillow);
     ResizePillowC3 = resize_pillow_c3(ResizePillow);
     ResizePillowC4 = resize_pillow_c4(ResizePillow);
+    /// One block of [`SEPARABLE_THREADS`] a tile (see [`ResizePillowTiled`]).
+    ResizePillowTiledC1 = resize_pillow_tiled_c1(ResizePillowTiled);
+    ResizePillowTiledC2 = resize_pillow_tiled_c2(ResizePillowTiled);
+    ResizePillowTiledC3 = resize_pillow_tiled_c3(ResizePillowTiled);
+    ResizePillowTiledC4 = resize_pillow_tiled_c4(ResizePillowTiled);
 }

@@ -371,3 +371,35 @@ fn planar_images_resize_each_plane_as_the_references_do() {
     let img = Image::<Gray8>::new(8, 7);
     assert!(cpu::resize_planar(&img.view(), 3, 4, 4, "cv-area".parse().unwrap()).is_err(), "7 rows are not 3 planes");
 }
+
+/// The tiled launches' choices, each against the CPU reference on the GPU, alone and in a
+/// batch: OpenCV's separable filters at factors whose tiles take 16, fewer and one row
+/// (Lanczos-4 on RGBA at /4 needs 68 source rows for 16 output rows, more than shared
+/// memory holds), and Pillow's two passes where they fit one tiled launch and where a
+/// plan's taps do not (hundreds of rows for one output row: the two-pass launches).
+#[test]
+fn tiles_of_every_height_and_pillow_plans_too_tall_for_one_match_the_reference() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let img = Image::<Rgba8>::from_bytes(901, 677, &splitmix_bytes(77, 901 * 677 * 4)).unwrap();
+    let gray = Image::<Gray8>::from_bytes(901, 677, &splitmix_bytes(78, 901 * 677)).unwrap();
+    let cases = [
+        ("cv-lanczos4", (225, 169)),
+        ("cv-lanczos4", (56, 42)),
+        ("cv-cubic", (56, 42)),
+        ("cv-linear", (1802, 1354)),
+        ("cv-cubic", (17, 1300)),
+        ("pil-bilinear", (450, 338)),
+        ("pil-lanczos", (3, 2)),
+        ("pil-bicubic", (2, 400)),
+    ];
+    for (name, (w, h)) in cases {
+        let f: Filter = name.parse().unwrap();
+        let want = cpu::resize(&img.view(), w, h, f).unwrap();
+        assert_eq!(gpu.resize(&img.view(), w, h, f).unwrap(), want, "{name} RGBA to {w}x{h}");
+        let want_gray = cpu::resize(&gray.view(), w, h, f).unwrap();
+        assert_eq!(gpu.resize(&gray.view(), w, h, f).unwrap(), want_gray, "{name} gray to {w}x{h}");
+        let views = [img.view(), img.view()];
+        let got = gpu.resize_batch(&views, w, h, f).unwrap();
+        assert_eq!(got, vec![want.clone(), want], "{name} RGBA to {w}x{h} in a batch");
+    }
+}

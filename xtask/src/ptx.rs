@@ -46,6 +46,8 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     // spilled), against 1 block (96 to 124 registers) without the bound; at 4 blocks (64
     // registers) ptxas spills up to 44 bytes.
     ("resize_separable", cuimg_abi::resize::SEPARABLE_THREADS, 3),
+    // Pillow's two passes in one tiled launch: the same blocks.
+    ("resize_pillow_tiled", cuimg_abi::resize::SEPARABLE_THREADS, 3),
 ];
 
 /// The PTX with [`LAUNCH_BOUNDS`]' directives after each matching entry's parameter list.

@@ -5,7 +5,8 @@
 use cuimg_abi::resize::{
     Plane, pair, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
     ResizeCellsC2, ResizeCellsC3, ResizeCellsC4, ResizeGather, ResizeGatherC1, ResizeGatherC2, ResizeGatherC3,
-    ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4,
+    ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
+    ResizePillowTiledC1, ResizePillowTiledC2, ResizePillowTiledC3, ResizePillowTiledC4,
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
     ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
     ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD, SEPARABLE_THREADS,
@@ -160,30 +161,29 @@ fn tile_span(first: &[i32], taps: usize, rows: usize) -> Option<u32> {
     u32::try_from(span).ok()
 }
 
-/// The most rows a separable tile can take (see `ResizeSeparable`) for every job of a
-/// launch, and the shared words it then needs.
-fn tile_shape(firsts: &[(&[i32], usize)], channels: usize) -> Shape {
-    let per_row = SEPARABLE_TILE_W * channels as u32;
+/// The most rows a tile can take (see `ResizeSeparable`) for every job of a launch, and the
+/// shared words it then needs, for values of `value_bytes` (4: the separable kernels' sums;
+/// 1: Pillow's bytes); `None` where even one row's taps do not fit.
+fn tile_shape(firsts: &[(&[i32], usize)], channels: usize, value_bytes: u32) -> Option<Shape> {
+    let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
     let fits = |rows: u32| -> Option<u32> {
         let mut most = 0;
         for &(first, taps) in firsts {
             most = most.max(tile_span(first, taps, rows as usize)?);
         }
-        let words = most.checked_mul(per_row)?;
-        (words.checked_mul(4)? <= TILE_BYTES).then_some(words)
+        let bytes = most.checked_mul(per_row)?;
+        (bytes <= TILE_BYTES).then_some(bytes.div_ceil(4))
     };
     let mut rows = SEPARABLE_TILE_ROWS;
     loop {
-        match fits(rows) {
-            Some(words) => return Shape::Tiles { rows, words },
-            // One row a tile holds its own taps: at most 8 rows of 64 pixels of 4 channels,
-            // 8 KiB.
-            None if rows == 1 => {
-                let taps = firsts.iter().map(|&(_, t)| t as u32).max().unwrap_or(1);
-                return Shape::Tiles { rows: 1, words: taps * per_row };
-            }
-            None => rows /= 2,
+        // One row a tile always has its rows in order.
+        if let Some(words) = fits(rows) {
+            return Some(Shape::Tiles { rows, words });
         }
+        if rows == 1 {
+            return None;
+        }
+        rows /= 2;
     }
 }
 
@@ -309,7 +309,9 @@ impl Stream {
                 _ => unreachable!("grouped by kind"),
             })
             .collect();
-        let shape = tile_shape(&firsts, P::CHANNELS);
+        // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
+        let shape = tile_shape(&firsts, P::CHANNELS, 4)
+            .ok_or_else(|| Error::InvalidParameter { what: "a separable resize plan".into(), why: "its tile does not fit".into() })?;
         let Shape::Tiles { rows, words } = shape else { unreachable!("tile_shape makes tiles") };
         let mut blob = Blob::default();
         let (at_i, at_s) = (blob.add(&ints), blob.add(&shorts));
@@ -425,6 +427,9 @@ impl Stream {
             }
         }
         for (shape, works) in shapes {
+            if shape == [true, false] && self.resize_pillow_tiled::<P>(&works)? {
+                continue;
+            }
             // The previous pass's outputs (this pass's inputs), one device image a job.
             let mut prev: Vec<DeviceBuffer<u8>> = Vec::new();
             for (i, &horizontal) in shape.iter().enumerate() {
@@ -507,5 +512,63 @@ impl Stream {
             }
         }
         Ok(())
+    }
+
+    /// Pillow's plans of a horizontal pass then a vertical one, both in one tiled launch;
+    /// `false` (nothing launched) where a tile's rows or a plan's taps do not fit it.
+    fn resize_pillow_tiled<P: Pixel>(&self, works: &[Work]) -> Result<bool> {
+        let passes = |w: &Work| match w.plan.as_ref() {
+            Plan::Pillow { passes, .. } => (passes[0].clone(), passes[1].clone()),
+            _ => unreachable!("grouped by kind"),
+        };
+        let all: Vec<_> = works.iter().map(passes).collect();
+        if all.iter().any(|(h, v)| h.taps.taps > 0xFFFF || v.taps.taps > 0xFFFF) {
+            return Ok(false);
+        }
+        let firsts: Vec<(&[i32], usize)> = all.iter().map(|(_, v)| (v.taps.first.as_slice(), v.taps.taps)).collect();
+        let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&firsts, P::CHANNELS, 1) else {
+            return Ok(false);
+        };
+        let (mut ints, mut weights): (Vec<i32>, Vec<i32>) = (Vec::new(), Vec::new());
+        let mut jobs = Vec::with_capacity(works.len());
+        for (w, (h, v)) in works.iter().zip(&all) {
+            jobs.push(ResizeJob {
+                x: offset(ints.len())?,
+                xw: offset(weights.len())?,
+                y: offset(ints.len() + h.taps.first.len())?,
+                yw: offset(weights.len() + h.taps.weights.len())?,
+                extra: (h.taps.taps | v.taps.taps << 16) as u32,
+                ..w.job()
+            });
+            ints.extend(&h.taps.first);
+            ints.extend(&v.taps.first);
+            weights.extend(&h.taps.weights);
+            weights.extend(&v.taps.weights);
+        }
+        let premultiply = works.iter().any(|w| matches!(*w.plan, Plan::Pillow { premultiply: true, .. }));
+        let mut blob = Blob::default();
+        let (at_i, at_w) = (blob.add(&ints), blob.add(&weights));
+        let p = |jobs, count, base: u64| ResizePillowTiled {
+            jobs,
+            count,
+            premultiply: u32::from(premultiply),
+            ints: DevPtr::new(base + at_i),
+            weights: DevPtr::new(base + at_w),
+            tile_rows: rows,
+            tile_words: words,
+        };
+        // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights per
+        // output column, one first source row and `extra >> 16` weights per output row, at
+        // its offsets; the planes are guarded views of P's channel count (the kernel's, by
+        // the match); blocks of `SEPARABLE_THREADS` with `tile_words` of shared memory.
+        unsafe {
+            match P::LAYOUT {
+                Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
+                Channels::Two => self.resize_launch::<ResizePillowTiledC2>(&jobs, blob, shape, p),
+                Channels::Three => self.resize_launch::<ResizePillowTiledC3>(&jobs, blob, shape, p),
+                Channels::Four => self.resize_launch::<ResizePillowTiledC4>(&jobs, blob, shape, p),
+            }
+        }?;
+        Ok(true)
     }
 }

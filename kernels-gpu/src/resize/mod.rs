@@ -11,8 +11,8 @@ use crate::device::thread::{
     thread_idx_x,
 };
 use cuimg_abi::resize::{
-    Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizePillow, ResizeSeparable, SEPARABLE_THREADS,
-    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+    Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizeSeparable, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS,
+    SEPARABLE_TILE_W,
 };
 
 /// Job `blockIdx.z`.
@@ -497,72 +497,6 @@ unsafe fn area<const C: usize>(p: ResizeArea) {
     }
 }
 
-/// Pillow's `MULDIV255`.
-#[inline(always)]
-fn muldiv255(a: u32, b: u32) -> u32 {
-    let t = a * b + 128;
-    ((t >> 8) + t) >> 8
-}
-
-/// One of Pillow's passes (see [`ResizePillow`]).
-///
-/// # Safety
-/// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
-/// one first index per output index along the pass and `job.y` weights each.
-#[inline(always)]
-unsafe fn pillow<const C: usize>(p: ResizePillow) {
-    // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
-    // SAFETY: the job's frame, when it has one, is writable memory around its output.
-    unsafe { frame::<C>(&j) };
-    let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
-    let taps = j.y as usize;
-    let read = |x: u64, y: u64, c: usize| -> i32 {
-        // SAFETY: callers clamp (x, y) into the source.
-        unsafe {
-            let v = at::<C>(j.src, x, y, c) as u32;
-            if p.premultiply != 0 && c + 1 < C {
-                muldiv255(v, at::<C>(j.src, x, y, C - 1) as u32) as i32
-            } else {
-                v as i32
-            }
-        }
-    };
-    for y in grid_stride_y(j.dst.height as u64) {
-        for x in grid_stride_x(j.dst.width as u64) {
-            // The pixel's channels packed in a word (an array indexed in the loop over
-            // channels would live in local memory).
-            let mut px = 0u32;
-            for c in 0..C {
-                let mut ss = 1i32 << 21;
-                let i = if p.horizontal != 0 { x } else { y } as usize;
-                // SAFETY: output index `i`'s entries of the job's tables.
-                let first = unsafe { *ints.add(j.x as usize + i) } as i64;
-                for k in 0..taps {
-                    // SAFETY: as above.
-                    let w = unsafe { *weights.add(j.xw as usize + i * taps + k) };
-                    let v = if p.horizontal != 0 {
-                        read(clamp(first + k as i64, j.src.width), clamp((y + j.extra as u64) as i64, j.src.height), c)
-                    } else {
-                        read(x, clamp(first - j.extra as i64 + k as i64, j.src.height), c)
-                    };
-                    ss = ss.wrapping_add(v.wrapping_mul(w));
-                }
-                px |= ((ss >> 22).clamp(0, 255) as u32) << (8 * c);
-            }
-            let a = px >> (8 * (C - 1)) & 0xFF;
-            for c in 0..C {
-                let mut v = px >> (8 * c) & 0xFF;
-                if p.divide != 0 && c + 1 < C && a != 0 && a != 255 {
-                    v = (255 * v / a).min(255);
-                }
-                // SAFETY: (x, y) in the output.
-                unsafe { put::<C>(j.dst, x, y, c, v as u8) };
-            }
-        }
-    }
-}
-
 macro_rules! resize_kernels {
     ($body:ident, $params:ty, $([$name:ident, $marker:ident, $c:literal]),*) => {
         $(
@@ -636,11 +570,5 @@ resize_kernels!(
     [resize_area_c3, ResizeAreaC3, 3],
     [resize_area_c4, ResizeAreaC4, 4]
 );
-resize_kernels!(
-    pillow,
-    ResizePillow,
-    [resize_pillow_c1, ResizePillowC1, 1],
-    [resize_pillow_c2, ResizePillowC2, 2],
-    [resize_pillow_c3, ResizePillowC3, 3],
-    [resize_pillow_c4, ResizePillowC4, 4]
-);
+
+mod pillow;

@@ -1,0 +1,226 @@
+//! Pillow's resampling (`ImagingResample`): one pass a launch, or a horizontal pass and a
+//! vertical one in one tiled launch. 22-bit fixed point, each pass clipped to a byte, as
+//! the CPU reference (`host/src/ops/resize/exec.rs`) computes it.
+
+use super::{at, clamp, frame, job, put, store4};
+use crate::device::shared;
+use crate::device::thread::{
+    block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x,
+};
+use cuimg_abi::resize::{ResizePillow, ResizePillowTiled, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
+
+/// Pillow's `MULDIV255`.
+#[inline(always)]
+fn muldiv255(a: u32, b: u32) -> u32 {
+    let t = a * b + 128;
+    ((t >> 8) + t) >> 8
+}
+
+/// One of Pillow's passes (see [`ResizePillow`]).
+///
+/// # Safety
+/// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
+/// one first index per output index along the pass and `job.y` weights each.
+#[inline(always)]
+unsafe fn pillow<const C: usize>(p: ResizePillow) {
+    // SAFETY: the caller's contract.
+    let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
+    let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
+    let taps = j.y as usize;
+    let read = |x: u64, y: u64, c: usize| -> i32 {
+        // SAFETY: callers clamp (x, y) into the source.
+        unsafe {
+            let v = at::<C>(j.src, x, y, c) as u32;
+            if p.premultiply != 0 && c + 1 < C {
+                muldiv255(v, at::<C>(j.src, x, y, C - 1) as u32) as i32
+            } else {
+                v as i32
+            }
+        }
+    };
+    for y in grid_stride_y(j.dst.height as u64) {
+        for x in grid_stride_x(j.dst.width as u64) {
+            // The pixel's channels packed in a word (an array indexed in the loop over
+            // channels would live in local memory).
+            let mut px = 0u32;
+            for c in 0..C {
+                let mut ss = 1i32 << 21;
+                let i = if p.horizontal != 0 { x } else { y } as usize;
+                // SAFETY: output index `i`'s entries of the job's tables.
+                let first = unsafe { *ints.add(j.x as usize + i) } as i64;
+                for k in 0..taps {
+                    // SAFETY: as above.
+                    let w = unsafe { *weights.add(j.xw as usize + i * taps + k) };
+                    let v = if p.horizontal != 0 {
+                        read(clamp(first + k as i64, j.src.width), clamp((y + j.extra as u64) as i64, j.src.height), c)
+                    } else {
+                        read(x, clamp(first - j.extra as i64 + k as i64, j.src.height), c)
+                    };
+                    ss = ss.wrapping_add(v.wrapping_mul(w));
+                }
+                px |= ((ss >> 22).clamp(0, 255) as u32) << (8 * c);
+            }
+            let a = px >> (8 * (C - 1)) & 0xFF;
+            for c in 0..C {
+                let mut v = px >> (8 * c) & 0xFF;
+                if p.divide != 0 && c + 1 < C && a != 0 && a != 255 {
+                    v = (255 * v / a).min(255);
+                }
+                // SAFETY: (x, y) in the output.
+                unsafe { put::<C>(j.dst, x, y, c, v as u8) };
+            }
+        }
+    }
+}
+
+/// Pillow's rounding term and the clip of a pass's sum to a byte.
+#[inline(always)]
+fn clip8(ss: i32) -> u32 {
+    (ss >> 22).clamp(0, 255) as u32
+}
+
+/// Pillow's two passes in tiles (see [`ResizePillowTiled`]); the tiles and threads as
+/// [`super::separable`]'s, the shared memory one byte per row, channel and column:
+/// `bytes[(k * C + c) * SEPARABLE_TILE_W + xl]`, so a thread's four columns are one word.
+///
+/// # Safety
+/// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
+/// `dst.width` first columns and `dst.width * (extra & 0xFFFF)` weights, `dst.height` first
+/// rows and `dst.height * (extra >> 16)` weights; blocks of `SEPARABLE_THREADS` threads
+/// along x; `p.tile_words` words of dynamic shared memory.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn pillow_tiled<const C: usize>(p: ResizePillowTiled) {
+    // SAFETY: the caller's contract.
+    let j = unsafe { job(p.jobs.ptr()) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
+    const W: u32 = SEPARABLE_TILE_W;
+    const STEP1: u32 = SEPARABLE_THREADS / W;
+    const HALF: i32 = 1 << 21;
+    let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
+    let (xt, yt) = ((j.extra & 0xFFFF) as usize, (j.extra >> 16) as usize);
+    let (dw, dh) = (j.dst.width, j.dst.height);
+    let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
+    // The source rows the shared memory holds (see `separable`).
+    let cap = (p.tile_words * 4 / (W * C as u32)) as i32;
+    let bytes = shared::dynamic::<u8>();
+    let t = thread_idx_x();
+    let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
+    let src = j.src.data as usize as *const u8;
+    let premultiply = p.premultiply != 0 && C > 1;
+    let mut ty = block_idx_y();
+    while ty < dh.div_ceil(rows) {
+        let y0 = ty * rows;
+        let y1 = (y0 + rows).min(dh) - 1;
+        // SAFETY: rows `y0` and `y1` of the job's first-row table.
+        let (r0, r1) = unsafe { (*ints.add((j.y + y0) as usize), *ints.add((j.y + y1) as usize)) };
+        let span = (r1 + yt as i32 - r0).min(cap);
+        let mut tx = block_idx_x();
+        while tx < dw.div_ceil(W) {
+            let x0 = tx * W;
+            // 1. The horizontal pass of the tile's source rows.
+            let xl = t % W;
+            let x = x0 + xl;
+            if x < dw {
+                // SAFETY: column `x`'s entries of the job's tables.
+                let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
+                let wx = j.xw as usize + x as usize * xt;
+                let mut k = (t / W) as i32;
+                while k < span {
+                    let row = clamp((r0 + k) as i64, j.src.height);
+                    // SAFETY: a row of the source (clamped into it).
+                    let line = unsafe { src.add((row * j.src.pitch) as usize) };
+                    let mut acc = [HALF; C];
+                    for i in 0..xt {
+                        // SAFETY: column `x`'s weights.
+                        let w = unsafe { *weights.add(wx + i) };
+                        let col = clamp(first + i as i64, j.src.width) as usize * C;
+                        // SAFETY: a pixel of the row (its column clamped into it).
+                        let alpha = unsafe { *line.add(col + C - 1) } as u32;
+                        for c in 0..C {
+                            // SAFETY: as above.
+                            let mut v = unsafe { *line.add(col + c) } as u32;
+                            if premultiply && c + 1 < C {
+                                v = muldiv255(v, alpha);
+                            }
+                            acc[c] = acc[c].wrapping_add((v as i32).wrapping_mul(w));
+                        }
+                    }
+                    for c in 0..C {
+                        // SAFETY: k < span <= cap, so the index is below `tile_words * 4`.
+                        unsafe {
+                            *bytes.add(((k as u32 * C as u32 + c as u32) * W + xl) as usize) = clip8(acc[c]) as u8
+                        };
+                    }
+                    k += STEP1 as i32;
+                }
+            }
+            sync_threads();
+            // 2. The vertical pass: four pixels of one of the tile's rows a thread.
+            let xs = x0 + 4 * (t % (W / 4));
+            let y = y0 + t / (W / 4);
+            if t / (W / 4) < rows && y < dh && xs < dw {
+                let n = 4u32.min(dw - xs);
+                // SAFETY: row `y`'s entries of the job's tables.
+                let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
+                let wy = j.yw as usize + y as usize * yt;
+                let mut acc = [[HALF; C]; 4];
+                for k in 0..yt {
+                    let r = kk + k as i32;
+                    if r >= 0 && r < span {
+                        // SAFETY: row `y`'s weights.
+                        let w = unsafe { *weights.add(wy + k) };
+                        for c in 0..C {
+                            let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
+                            // SAFETY: r < span <= cap, 4 | at, so the word lies inside the
+                            // shared memory, 4-byte aligned.
+                            let q = unsafe { *(bytes.add(at as usize) as *const u32) };
+                            for i in 0..4 {
+                                acc[i][c] = acc[i][c].wrapping_add(((q >> (8 * i)) & 0xFF) as i32 * w);
+                            }
+                        }
+                    }
+                }
+                let mut words = [0u32; C];
+                for i in 0..4 {
+                    let a = clip8(acc[i][C - 1]);
+                    for c in 0..C {
+                        let mut v = clip8(acc[i][c]);
+                        if premultiply && c + 1 < C && a != 0 && a != 255 {
+                            v = (255 * v / a).min(255);
+                        }
+                        let k = i * C + c;
+                        words[k / 4] |= v << (8 * (k % 4));
+                    }
+                }
+                // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
+                // its data and pitch.
+                unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
+            }
+            // The next tile's bytes overwrite these.
+            sync_threads();
+            tx += grid_dim_x();
+        }
+        ty += grid_dim_y();
+    }
+}
+
+resize_kernels!(
+    pillow,
+    ResizePillow,
+    [resize_pillow_c1, ResizePillowC1, 1],
+    [resize_pillow_c2, ResizePillowC2, 2],
+    [resize_pillow_c3, ResizePillowC3, 3],
+    [resize_pillow_c4, ResizePillowC4, 4]
+);
+resize_kernels!(
+    pillow_tiled,
+    ResizePillowTiled,
+    [resize_pillow_tiled_c1, ResizePillowTiledC1, 1],
+    [resize_pillow_tiled_c2, ResizePillowTiledC2, 2],
+    [resize_pillow_tiled_c3, ResizePillowTiledC3, 3],
+    [resize_pillow_tiled_c4, ResizePillowTiledC4, 4]
+);
