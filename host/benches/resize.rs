@@ -10,7 +10,8 @@
 //!
 //! Method, as `benches/kernels.rs`: warm-up, then event-timed calls, the median reported;
 //! inputs and outputs rotate among enough copies to exceed L2 twice; a call includes what
-//! the stream form does per call (its tables uploaded on the stream). Every row's last
+//! the stream form does per call (its jobs uploaded on the stream; the tables of sizes seen
+//! before are kept on the stream, as a program calling again finds them). Every row's last
 //! output is checked against all cores' reference (`cuimg::par`), so a fast wrong kernel
 //! fails here.
 
@@ -107,13 +108,13 @@ fn single<P: Pixel>(
     filter: Filter,
     warm: usize,
     runs: usize,
-) -> (f64, f64, f64) {
+) -> (f64, f64, f64, f64) {
     let bytes = img.as_bytes().len() as u64 + (dw as u64 * dh as u64 * P::CHANNELS as u64);
     let sets = sets_for(bytes);
     let ins = rotation(s, img, sets);
     let mut outs: Vec<DeviceImage<P>> = (0..sets).map(|_| s.alloc::<P>(dw, dh).unwrap()).collect();
     let (med, min) = time_gpu(s, warm, runs, |i| s.resize(&ins[i % sets], &mut outs[i % sets], filter));
-    let queued = time_modes(s, 3, 10, |i| s.resize(&ins[i % sets], &mut outs[i % sets], filter)).queued_ms;
+    let modes = time_modes(s, 3, 10, |i| s.resize(&ins[i % sets], &mut outs[i % sets], filter));
     let want = par::resize(&img.view(), dw, dh, filter).unwrap();
     assert!(
         s.download(&outs[0]).unwrap() == want,
@@ -121,7 +122,7 @@ fn single<P: Pixel>(
         img.width(),
         img.height()
     );
-    (med, min, queued)
+    (med, min, modes.queued_ms, modes.host_us)
 }
 
 fn main() {
@@ -152,7 +153,7 @@ fn main() {
         }
         for (name, filter) in Filter::ALL {
             for (format, c) in [("RGB8", 3u64), ("Gray8", 1)] {
-                let (med, min, queued) = match c {
+                let (med, min, queued, host) = match c {
                     3 => single(&s, &rgb, (dw, dh), filter, warm, runs),
                     _ => single(&s, &gray, (dw, dh), filter, warm, runs),
                 };
@@ -160,13 +161,13 @@ fn main() {
                 let same = *copies.entry(bytes).or_insert_with(|| copy_at(&s, bytes));
                 let gbps = bytes as f64 / (med * 1e-3) / 1e9;
                 println!(
-                    "{label:>15} {format:>5} {name:>17}: {:>9.1} us  {gbps:>6.0} GB/s  {:.2} of a copy of its bytes; queued {:>9.1} us",
+                    "{label:>15} {format:>5} {name:>17}: {:>9.1} us  {gbps:>6.0} GB/s  {:.2} of a copy of its bytes; queued {:>9.1} us; host {host:.1} us",
                     med * 1e3,
                     gbps / same,
                     queued * 1e3
                 );
                 rows.push(json!({"case": label, "src": [sw, sh], "dst": [dw, dh], "format": format, "filter": name,
-                    "median_ms": med, "min_ms": min, "queued_ms": queued, "bytes": bytes, "gbps": gbps,
+                    "median_ms": med, "min_ms": min, "queued_ms": queued, "host_us": host, "bytes": bytes, "gbps": gbps,
                     "same_size_copy_gbps": same}));
             }
         }
@@ -195,20 +196,25 @@ fn main() {
         s.resize_batch(&src, &mut dst, filter).unwrap();
         let first = a.elapsed_ms(&s.mark().unwrap()).unwrap() as f64;
         let (med, min) = time_gpu(&s, warm, runs, |_| s.resize_batch(&src, &mut dst, filter));
+        // The host's time to queue a call, and the GPU's per call queued back to back.
+        let modes = time_modes(&s, 5, 4, |_| s.resize_batch(&src, &mut dst, filter));
         let got = s.download_batch(&dst).unwrap();
         let want = par::resize(&views[255], 224, 224, filter).unwrap();
         assert!(got[255] == want, "{name} batch: the GPU differs");
         let gbps = bytes as f64 / (med * 1e-3) / 1e9;
         println!(
-            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image  {:.2} of a copy of its bytes; first call {:.1} us",
+            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image  {:.2} of a copy of its bytes; first call {:.1} us; host {:.1} us, queued {:.1} us",
             "batch 256->224",
             med * 1e3,
             med * 1e3 / 256.0,
             gbps / same,
-            first * 1e3
+            first * 1e3,
+            modes.host_us,
+            modes.queued_ms * 1e3
         );
         rows.push(json!({"case": "batch 256 ragged ~640x480 -> 224x224", "format": "RGB8", "filter": name,
             "median_ms": med, "min_ms": min, "first_call_ms": first, "us_per_image": med * 1e3 / 256.0,
+            "host_us": modes.host_us, "queued_ms": modes.queued_ms,
             "bytes": bytes, "gbps": gbps, "same_size_copy_gbps": same}));
     }
     // Letterboxes, the ML case: each photo fitted into 224x224 and padded (gray 114), the

@@ -403,3 +403,36 @@ fn tiles_of_every_height_and_pillow_plans_too_tall_for_one_match_the_reference()
         assert_eq!(got, vec![want.clone(), want], "{name} RGBA to {w}x{h} in a batch");
     }
 }
+
+/// Tables kept on a stream between calls: many sizes on two streams, interleaved, so each
+/// stream's arena fills and is replaced several times (Pillow's Lanczos tables of a few
+/// hundred sizes: several MB, the first arena 1 MB), sizes repeated after their tables
+/// moved, and a batch holding one size many times; every output against the CPU reference.
+#[test]
+fn tables_kept_on_streams_stay_right_as_their_arenas_grow() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let img = Image::<Rgb8>::from_bytes(640, 480, &splitmix_bytes(79, 640 * 480 * 3)).unwrap();
+    let streams = [gpu.stream().unwrap(), gpu.stream().unwrap()];
+    let src: Vec<_> = streams.iter().map(|s| s.upload(&img.view()).unwrap()).collect();
+    for name in ["pil-lanczos", "cv-cubic", "cv-nearest", "cv-area"] {
+        let f: Filter = name.parse().unwrap();
+        let sizes: Vec<(u32, u32)> =
+            (0..120).map(|i| (200 + 3 * i, 150 + 2 * i)).chain((0..40).map(|i| (200 + 9 * i, 150 + 6 * i))).collect();
+        for (i, &(w, h)) in sizes.iter().enumerate() {
+            let k = i % 2;
+            let mut out = cuimg_tests::poisoned::<Rgb8>(&streams[k], w, h);
+            streams[k].resize(&src[k], &mut out, f).unwrap();
+            if i % 7 == 0 || i >= 120 {
+                let want = cpu::resize(&img.view(), w, h, f).unwrap();
+                assert_eq!(streams[k].download(&out).unwrap(), want, "{name} to {w}x{h} on stream {k}");
+            }
+        }
+    }
+    let f: Filter = "cv-linear".parse().unwrap();
+    let views = vec![img.view(); 9];
+    let batch = streams[0].upload_batch(&views).unwrap();
+    let mut out = streams[0].alloc_batch::<Rgb8>(&[(224, 224); 9]).unwrap();
+    streams[0].resize_batch(&batch, &mut out, f).unwrap();
+    let want = cpu::resize(&img.view(), 224, 224, f).unwrap();
+    assert_eq!(streams[0].download_batch(&out).unwrap(), vec![want; 9], "one size nine times in a batch");
+}

@@ -49,6 +49,9 @@ pub struct Stream {
     pub(crate) scratch: RefCell<Option<Scratch>>,
     /// Reused pinned staging for batch transfers; grows to the largest batch seen.
     pub(crate) staging: RefCell<Option<TrackedHost>>,
+    /// What operations keep between their calls on this stream, one value per type (see
+    /// [`Stream::kept`]); the runtime does not know what they are.
+    kept: RefCell<Vec<Box<dyn std::any::Any + Send>>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -70,8 +73,25 @@ impl Stream {
             raw,
             scratch: RefCell::new(None),
             staging: RefCell::new(None),
+            kept: RefCell::new(Vec::new()),
             _not_sync: PhantomData,
         }
+    }
+
+    /// Runs `f` on this stream's kept value of type `T` (made by `Default` on first use): an
+    /// operation's state between calls, freed with the stream. Only this stream's work uses
+    /// it, so device memory in it is never waited on by another stream. `f` may queue work
+    /// on the stream, but not ask for a kept value itself.
+    pub(crate) fn kept<T: std::any::Any + Send + Default, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut kept = self.kept.borrow_mut();
+        let i = match kept.iter().position(|k| k.is::<T>()) {
+            Some(i) => i,
+            None => {
+                kept.push(Box::new(T::default()));
+                kept.len() - 1
+            }
+        };
+        f(kept[i].downcast_mut::<T>().expect("found by its type"))
     }
 
     /// A stream of another library (cudarc, cust, the CUDA runtime's `cudaStream_t`) as a

@@ -4,11 +4,10 @@
 
 use cuimg_abi::resize::Plane;
 
-use rayon::prelude::*;
 
 use super::launch::{Frame, Work};
 use super::plan::Plan;
-use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_cached};
+use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_cached, plans_cached};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Padding;
@@ -261,22 +260,22 @@ impl Stream {
         if !self.same_context(src.buf.context()) || !self.same_context(dst.buf.context()) {
             return Err(Error::WrongContext("the resize source or destination batch".into()));
         }
-        // Per image: the plan, and the crop OpenCV's filters read (a rectangle of the image),
-        // on all cores (a Pillow plan of a photo takes tens of microseconds; a batch, 256).
-        let planned: Vec<Planned> = src
-            .entries
-            .par_iter()
-            .zip(&dst.entries)
-            .enumerate()
-            .map(|(i, (s, d))| {
-                let bx = boxes.get(i).copied().flatten();
-                let crop = bx.map(|b| b.check(s.width, s.height, filter)).transpose()?.flatten();
-                let (w, h) = crop.map_or((s.width, s.height), |r| (r.width, r.height));
-                let pillow_box = if crop.is_some() { None } else { bx };
-                let inner = inner_size((d.width, d.height), pads.get(i).copied().flatten())?;
-                Ok((plan_cached::<P>(w, h, inner.0, inner.1, filter, pillow_box)?, crop, inner))
-            })
-            .collect::<Result<_>>()?;
+        // Per image: the crop OpenCV's filters read (a rectangle of the image), the size it
+        // resizes into, and the plan (kept ones found under one lock, new ones made on all
+        // cores: a Pillow plan of a photo takes tens of microseconds; a batch, 256).
+        let mut requests = Vec::with_capacity(src.len());
+        let mut crops = Vec::with_capacity(src.len());
+        for (i, (s, d)) in src.entries.iter().zip(&dst.entries).enumerate() {
+            let bx = boxes.get(i).copied().flatten();
+            let crop = bx.map(|b| b.check(s.width, s.height, filter)).transpose()?.flatten();
+            let (w, h) = crop.map_or((s.width, s.height), |r| (r.width, r.height));
+            let pillow_box = if crop.is_some() { None } else { bx };
+            let inner = inner_size((d.width, d.height), pads.get(i).copied().flatten())?;
+            requests.push(((w, h), inner, pillow_box));
+            crops.push((crop, inner));
+        }
+        let planned: Vec<Planned> =
+            plans_cached::<P>(&requests, filter)?.into_iter().zip(crops).map(|(p, (crop, inner))| (p, crop, inner)).collect();
         let from = src.read(&self.raw)?;
         let base_in = from._data.ptr().addr();
         let mut to = dst.buf.write(&self.raw)?;

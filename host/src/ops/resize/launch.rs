@@ -10,11 +10,14 @@ use cuimg_abi::resize::{
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
     ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
     ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD, SEPARABLE_THREADS,
-    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
 };
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
+use cudarc::driver::LaunchConfig;
 
 use super::plan::{Plan, cubic_vector_elems};
+use super::resident::Block;
+use super::tiles::{Shape, TileRows, tile_shape};
+use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::{DeviceBuffer, Stream};
@@ -93,6 +96,7 @@ impl Blob {
 /// Which launch a plan takes: plans of one key share it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Key {
+    Copy,
     Gather,
     Separable(usize, usize, u32),
     Cells,
@@ -102,7 +106,8 @@ enum Key {
 
 fn key(plan: &Plan) -> Key {
     match plan {
-        Plan::Copy | Plan::Gather { .. } => Key::Gather,
+        Plan::Copy => Key::Copy,
+        Plan::Gather { .. } => Key::Gather,
         Plan::Separable { x, y, rule } => Key::Separable(x.taps, y.taps, *rule as u32),
         Plan::Cells { .. } => Key::Cells,
         Plan::Area { .. } => Key::Area,
@@ -110,84 +115,13 @@ fn key(plan: &Plan) -> Key {
     }
 }
 
-/// How a launch covers its jobs.
-#[derive(Clone, Copy, Debug)]
-enum Shape {
-    /// 32 x 8 threads a block, each making this many output pixels of a row side by side.
-    Pixels(u64),
-    /// The separable kernels' tiles (see `ResizeSeparable`): `SEPARABLE_THREADS` a block,
-    /// one block a tile of `SEPARABLE_TILE_W` columns by `rows`, `words` i32 of shared memory.
-    Tiles { rows: u32, words: u32 },
-}
-
-impl Shape {
-    fn block(self) -> (u32, u32) {
-        match self {
-            Shape::Pixels(_) => (32, 8),
-            Shape::Tiles { .. } => (SEPARABLE_THREADS, 1),
-        }
-    }
-
-    fn smem(self) -> u32 {
-        match self {
-            Shape::Pixels(_) => 0,
-            Shape::Tiles { words, .. } => words * 4,
-        }
-    }
-
-    /// The threads along x and y a job of this extent takes.
-    fn threads(self, (w, h): (u32, u32)) -> (u64, u64) {
-        match self {
-            Shape::Pixels(per) => ((w as u64).div_ceil(per), h as u64),
-            Shape::Tiles { rows, .. } => {
-                ((w as u64).div_ceil(SEPARABLE_TILE_W as u64) * SEPARABLE_THREADS as u64, (h as u64).div_ceil(rows as u64))
-            }
-        }
-    }
-}
-
-/// Most dynamic shared memory a separable tile takes (what every CUDA GPU gives a block
-/// without opting in).
-const TILE_BYTES: u32 = 48 * 1024;
-
-/// The source rows a tile of `rows` output rows reads, at most over the tiles of an output
-/// whose rows read from `first` on, `taps` each (see `ResizeSeparable`); `None` if a tile's
-/// rows do not start in order (its rows would not be one run).
-fn tile_span(first: &[i32], taps: usize, rows: usize) -> Option<u32> {
-    if rows > 1 && first.windows(2).any(|w| w[1] < w[0]) {
-        return None;
-    }
-    let span = first.chunks(rows).map(|t| (t[t.len() - 1] as i64 + taps as i64 - t[0] as i64).max(0)).max().unwrap_or(0);
-    u32::try_from(span).ok()
-}
-
-/// The most rows a tile can take (see `ResizeSeparable`) for every job of a launch, and the
-/// shared words it then needs, for values of `value_bytes` (4: the separable kernels' sums;
-/// 1: Pillow's bytes); `None` where even one row's taps do not fit.
-fn tile_shape(firsts: &[(&[i32], usize)], channels: usize, value_bytes: u32) -> Option<Shape> {
-    let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
-    let fits = |rows: u32| -> Option<u32> {
-        let mut most = 0;
-        for &(first, taps) in firsts {
-            most = most.max(tile_span(first, taps, rows as usize)?);
-        }
-        let bytes = most.checked_mul(per_row)?;
-        (bytes <= TILE_BYTES).then_some(bytes.div_ceil(4))
-    };
-    let mut rows = SEPARABLE_TILE_ROWS;
-    loop {
-        // One row a tile always has its rows in order.
-        if let Some(words) = fits(rows) {
-            return Some(Shape::Tiles { rows, words });
-        }
-        if rows == 1 {
-            return None;
-        }
-        rows /= 2;
-    }
-}
-
 impl Stream {
+    /// Tiles that fill this GPU twice over (3 blocks of `SEPARABLE_THREADS` an SM, the
+    /// kernels' launch bounds).
+    fn tiles_wanted(&self) -> u64 {
+        2 * 3 * self.gpu.multiprocessors() as u64
+    }
+
     /// Launches every job, grouped by kind of plan.
     pub(super) fn resize_work<P: Pixel>(&self, work: Vec<Work>) -> Result<()> {
         let mut groups: Vec<(Key, Vec<Work>)> = Vec::new();
@@ -200,6 +134,7 @@ impl Stream {
         }
         for (k, group) in groups {
             match k {
+                Key::Copy => self.resize_copy::<P>(&group)?,
                 Key::Gather => self.resize_gather::<P>(&group)?,
                 Key::Separable(xt, yt, rule) => self.resize_separable::<P>(&group, (xt, yt, rule))?,
                 Key::Cells => self.resize_cells::<P>(&group)?,
@@ -236,7 +171,20 @@ impl Stream {
                 let (jw, jh) = shape.threads(j.extent());
                 (w.max(jw), h.max(jh))
             });
-            let cfg = self.batch_config::<K>(extent, shape.block(), chunk.len() as u32, shape.smem())?;
+            let cfg = match shape {
+                // Every tile a block: a tile is short, and a grid capped at what is resident
+                // made each block of a 256-image batch walk its image's tiles one by one.
+                Shape::Tiles { .. } => LaunchConfig {
+                    grid_dim: (
+                        extent.0.div_ceil(SEPARABLE_THREADS as u64).min(i32::MAX as u64) as u32,
+                        extent.1.min(65535) as u32,
+                        chunk.len() as u32,
+                    ),
+                    block_dim: (SEPARABLE_THREADS, 1, 1),
+                    shared_mem_bytes: shape.smem(),
+                },
+                Shape::Pixels(_) => self.batch_config::<K>(extent, shape.block(), chunk.len() as u32, shape.smem())?,
+            };
             let first = DevPtr::new(base + at + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
             // SAFETY: the caller's contract, for this chunk's jobs (`count` of them from
             // `first`), one grid layer each; the blob is read under its guard.
@@ -246,83 +194,117 @@ impl Stream {
     }
 
     fn resize_gather<P: Pixel>(&self, group: &[Work]) -> Result<()> {
+        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
+        let block = |plan: &Plan| match plan {
+            Plan::Gather { xs, ys } => Block::default().part(xs).part(ys),
+            _ => unreachable!("grouped by kind"),
+        };
+        self.with_resident(&plans, block, |arena, placed| {
+            let jobs = group
+                .iter()
+                .zip(placed)
+                .map(|(w, at)| Ok(ResizeJob { x: at.at::<u32>(0)?, y: at.at::<u32>(1)?, ..w.job() }))
+                .collect::<Result<Vec<_>>>()?;
+            // SAFETY: each job's tables hold `dst.width` column and `dst.height` row indices
+            // at its offsets in the arena; the planes are guarded views of P's channel count.
+            unsafe { self.gather_launch::<P>(&jobs, Blob::default(), |_| arena) }
+        })
+    }
+
+    /// Copies (a plan of the same size): the gather kernel with each pixel from the same
+    /// place, its indices uploaded with the launch (they are the job's sizes, not a plan's).
+    fn resize_copy<P: Pixel>(&self, group: &[Work]) -> Result<()> {
         let mut ints: Vec<u32> = Vec::new();
         let mut jobs = Vec::with_capacity(group.len());
         for w in group {
-            let mut job = w.job();
-            job.x = offset(ints.len())?;
-            match w.plan.as_ref() {
-                Plan::Gather { xs, ys } => {
-                    ints.extend(xs);
-                    job.y = offset(ints.len())?;
-                    ints.extend(ys);
-                }
-                _ => {
-                    // A copy: each pixel from the same place.
-                    ints.extend(0..w.dst.width);
-                    job.y = offset(ints.len())?;
-                    ints.extend(0..w.dst.height);
-                }
-            }
-            jobs.push(job);
+            let x = offset(ints.len())?;
+            ints.extend(0..w.dst.width);
+            let y = offset(ints.len())?;
+            ints.extend(0..w.dst.height);
+            jobs.push(ResizeJob { x, y, ..w.job() });
         }
         let mut blob = Blob::default();
         let at = blob.add(&ints);
-        let p = |jobs, count, base: u64| ResizeGather { jobs, count, _pad: 0, ints: DevPtr::new(base + at) };
-        let shape = Shape::Pixels(GATHER_PER_THREAD as u64);
         // SAFETY: each job's tables hold `dst.width` column and `dst.height` row indices at
-        // its offsets; the planes are guarded views of P's channel count (the kernel's, by
-        // the match).
+        // its offsets in the launch's upload; the planes are guarded views of P's channels.
+        unsafe { self.gather_launch::<P>(&jobs, blob, |base| base + at) }
+    }
+
+    /// The gather kernel of P's channel count over `jobs`, its tables at `tables(blob's
+    /// device address)`.
+    ///
+    /// # Safety
+    /// Each job's tables there hold `dst.width` column and `dst.height` row indices at its
+    /// offsets; its planes are guarded views of P's channel count.
+    unsafe fn gather_launch<P: Pixel>(&self, jobs: &[ResizeJob], blob: Blob, tables: impl Fn(u64) -> u64) -> Result<()> {
+        let p = |jobs, count, base: u64| ResizeGather { jobs, count, _pad: 0, ints: DevPtr::new(tables(base)) };
+        let shape = Shape::Pixels(GATHER_PER_THREAD as u64);
+        // SAFETY: the caller's contract, for the kernel of P's channel count (by the match).
         unsafe {
             match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizeGatherC1>(&jobs, blob, shape, p),
-                Channels::Two => self.resize_launch::<ResizeGatherC2>(&jobs, blob, shape, p),
-                Channels::Three => self.resize_launch::<ResizeGatherC3>(&jobs, blob, shape, p),
-                Channels::Four => self.resize_launch::<ResizeGatherC4>(&jobs, blob, shape, p),
+                Channels::One => self.resize_launch::<ResizeGatherC1>(jobs, blob, shape, p),
+                Channels::Two => self.resize_launch::<ResizeGatherC2>(jobs, blob, shape, p),
+                Channels::Three => self.resize_launch::<ResizeGatherC3>(jobs, blob, shape, p),
+                Channels::Four => self.resize_launch::<ResizeGatherC4>(jobs, blob, shape, p),
             }
         }
     }
 
     fn resize_separable<P: Pixel>(&self, group: &[Work], (xt, yt, rule): (usize, usize, u32)) -> Result<()> {
-        let (mut ints, mut shorts): (Vec<i32>, Vec<i16>) = (Vec::new(), Vec::new());
-        let mut jobs = Vec::with_capacity(group.len());
-        for w in group {
-            let Plan::Separable { x, y, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
-            let job = ResizeJob {
-                x: offset(ints.len())?,
-                xw: offset(shorts.len())?,
-                y: offset(ints.len() + x.first.len())?,
-                yw: offset(shorts.len() + x.weights.len())?,
-                extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
-                ..w.job()
-            };
-            ints.extend(&x.first);
-            ints.extend(&y.first);
-            shorts.extend(&x.weights);
-            shorts.extend(&y.weights);
-            jobs.push(job);
-        }
-        let firsts: Vec<(&[i32], usize)> = group
-            .iter()
-            .map(|w| match w.plan.as_ref() {
-                Plan::Separable { y, .. } => (y.first.as_slice(), y.taps),
-                _ => unreachable!("grouped by kind"),
-            })
-            .collect();
-        // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-        let shape = tile_shape(&firsts, P::CHANNELS, 4)
-            .ok_or_else(|| Error::InvalidParameter { what: "a separable resize plan".into(), why: "its tile does not fit".into() })?;
+        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
+        let block = |plan: &Plan| match plan {
+            Plan::Separable { x, y, .. } => {
+                Block::default().part(&x.first).part(&y.first).part(&x.weights).part(&y.weights).spans(&y.first, y.taps)
+            }
+            _ => unreachable!("grouped by kind"),
+        };
+        self.with_resident(&plans, block, |arena, placed| {
+            let rows: Vec<TileRows> = group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
+            // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
+            let shape = tile_shape(&rows, P::CHANNELS, 4, self.tiles_wanted()).ok_or_else(|| Error::InvalidParameter {
+                what: "a separable resize plan".into(),
+                why: "its tile does not fit".into(),
+            })?;
+            let mut jobs = Vec::with_capacity(group.len());
+            for (w, at) in group.iter().zip(placed) {
+                jobs.push(ResizeJob {
+                    x: at.at::<i32>(0)?,
+                    y: at.at::<i32>(1)?,
+                    xw: at.at::<i16>(2)?,
+                    yw: at.at::<i16>(3)?,
+                    extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
+                    ..w.job()
+                });
+            }
+            // SAFETY: below, with the tables in the arena.
+            unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena) }
+        })
+    }
+
+    /// The separable kernel for the taps and P's channel count over `jobs`, their tables
+    /// (both `ints` and `shorts`) at device address `tables`.
+    ///
+    /// # Safety
+    /// Each job's tables hold `dst.width` first columns and `x_taps` weights each,
+    /// `dst.height` first rows and `y_taps` weights each, at its offsets; its planes are
+    /// guarded views of P's channel count; `shape` is `tile_shape`'s for the jobs' rows.
+    unsafe fn separable_launch<P: Pixel>(
+        &self,
+        jobs: &[ResizeJob],
+        (xt, yt, rule): (usize, usize, u32),
+        shape: Shape,
+        tables: u64,
+    ) -> Result<()> {
         let Shape::Tiles { rows, words } = shape else { unreachable!("tile_shape makes tiles") };
-        let mut blob = Blob::default();
-        let (at_i, at_s) = (blob.add(&ints), blob.add(&shorts));
-        let p = |jobs, count, base: u64| ResizeSeparable {
+        let blob = Blob::default();
+        let p = |jobs, count, _| ResizeSeparable {
             jobs,
             count,
             x_taps: xt as u32,
             y_taps: yt as u32,
             rule,
-            ints: DevPtr::new(base + at_i),
-            shorts: DevPtr::new(base + at_s),
+            ints: DevPtr::new(tables),
+            shorts: DevPtr::new(tables),
             tile_rows: rows,
             tile_words: words,
         };
@@ -333,18 +315,18 @@ impl Stream {
         // `SEPARABLE_THREADS` with `tile_words` of shared memory (`Shape::Tiles`).
         unsafe {
             match (xt.max(yt), P::LAYOUT) {
-                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(&jobs, blob, shape, p),
-                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(&jobs, blob, shape, p),
-                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(&jobs, blob, shape, p),
-                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(&jobs, blob, shape, p),
-                (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(&jobs, blob, shape, p),
-                (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(&jobs, blob, shape, p),
-                (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(&jobs, blob, shape, p),
-                (3..=4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(&jobs, blob, shape, p),
-                (5..=8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(&jobs, blob, shape, p),
-                (5..=8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(&jobs, blob, shape, p),
-                (5..=8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(&jobs, blob, shape, p),
-                (5..=8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(&jobs, blob, shape, p),
+                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(jobs, blob, shape, p),
+                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(jobs, blob, shape, p),
+                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(jobs, blob, shape, p),
+                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(jobs, blob, shape, p),
+                (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(jobs, blob, shape, p),
+                (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(jobs, blob, shape, p),
+                (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(jobs, blob, shape, p),
+                (3..=4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(jobs, blob, shape, p),
+                (5..=8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(jobs, blob, shape, p),
+                (5..=8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(jobs, blob, shape, p),
+                (5..=8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(jobs, blob, shape, p),
+                (5..=8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(jobs, blob, shape, p),
                 (taps, _) => Err(Error::InvalidParameter {
                     what: "a separable resize plan".into(),
                     why: format!("{taps} taps; the kernels take at most 8"),
@@ -375,42 +357,36 @@ impl Stream {
     }
 
     fn resize_area<P: Pixel>(&self, group: &[Work]) -> Result<()> {
-        let (mut ints, mut floats): (Vec<u32>, Vec<f32>) = (Vec::new(), Vec::new());
-        let mut jobs = Vec::with_capacity(group.len());
-        for w in group {
-            let Plan::Area { x, y } = w.plan.as_ref() else { unreachable!("grouped by kind") };
-            let mut job = w.job();
-            job.x = offset(ints.len())?;
-            job.xw = offset(floats.len())?;
-            ints.extend(&x.start);
-            ints.extend(&x.index);
-            floats.extend(&x.weight);
-            job.y = offset(ints.len())?;
-            job.yw = offset(floats.len())?;
-            ints.extend(&y.start);
-            ints.extend(&y.index);
-            floats.extend(&y.weight);
-            jobs.push(job);
-        }
-        let mut blob = Blob::default();
-        let (at_i, at_f) = (blob.add(&ints), blob.add(&floats));
-        let p = |jobs, count, base: u64| ResizeArea {
-            jobs,
-            count,
-            _pad: 0,
-            ints: DevPtr::new(base + at_i),
-            floats: DevPtr::new(base + at_f),
-        };
-        // SAFETY: each job's lists (starts, then indices; weights) are at its offsets, the
-        // starts ascending into them; the planes are guarded views of P's channel count.
-        unsafe {
-            match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizeAreaC1>(&jobs, blob, Shape::Pixels(1), p),
-                Channels::Two => self.resize_launch::<ResizeAreaC2>(&jobs, blob, Shape::Pixels(1), p),
-                Channels::Three => self.resize_launch::<ResizeAreaC3>(&jobs, blob, Shape::Pixels(1), p),
-                Channels::Four => self.resize_launch::<ResizeAreaC4>(&jobs, blob, Shape::Pixels(1), p),
+        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
+        // Per axis: the list starts then the indices (one part), and the weights.
+        let block = |plan: &Plan| match plan {
+            Plan::Area { x, y } => {
+                let ints = |a: &super::plan::Lists| [a.start.as_slice(), a.index.as_slice()].concat();
+                Block::default().part(&ints(x)).part(&x.weight).part(&ints(y)).part(&y.weight)
             }
-        }
+            _ => unreachable!("grouped by kind"),
+        };
+        self.with_resident(&plans, block, |arena, placed| {
+            let jobs = group
+                .iter()
+                .zip(placed)
+                .map(|(w, at)| {
+                    Ok(ResizeJob { x: at.at::<u32>(0)?, xw: at.at::<f32>(1)?, y: at.at::<u32>(2)?, yw: at.at::<f32>(3)?, ..w.job() })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let p = |jobs, count, _| ResizeArea { jobs, count, _pad: 0, ints: DevPtr::new(arena), floats: DevPtr::new(arena) };
+            // SAFETY: each job's lists (starts, then indices; weights) are at its offsets in
+            // the arena, the starts ascending into them; the planes are guarded views of P's
+            // channel count.
+            unsafe {
+                match P::LAYOUT {
+                    Channels::One => self.resize_launch::<ResizeAreaC1>(&jobs, Blob::default(), Shape::Pixels(1), p),
+                    Channels::Two => self.resize_launch::<ResizeAreaC2>(&jobs, Blob::default(), Shape::Pixels(1), p),
+                    Channels::Three => self.resize_launch::<ResizeAreaC3>(&jobs, Blob::default(), Shape::Pixels(1), p),
+                    Channels::Four => self.resize_launch::<ResizeAreaC4>(&jobs, Blob::default(), Shape::Pixels(1), p),
+                }
+            }
+        })
     }
 
     /// Pillow's plans, pass by pass: all images' first passes in one launch, then their
@@ -517,46 +493,49 @@ impl Stream {
     /// Pillow's plans of a horizontal pass then a vertical one, both in one tiled launch;
     /// `false` (nothing launched) where a tile's rows or a plan's taps do not fit it.
     fn resize_pillow_tiled<P: Pixel>(&self, works: &[Work]) -> Result<bool> {
-        let passes = |w: &Work| match w.plan.as_ref() {
-            Plan::Pillow { passes, .. } => (passes[0].clone(), passes[1].clone()),
+        let passes = |w: &'_ Work| match w.plan.as_ref() {
+            Plan::Pillow { passes, .. } => (passes[0].taps.taps, passes[1].taps.taps),
             _ => unreachable!("grouped by kind"),
         };
-        let all: Vec<_> = works.iter().map(passes).collect();
-        if all.iter().any(|(h, v)| h.taps.taps > 0xFFFF || v.taps.taps > 0xFFFF) {
+        if works.iter().map(passes).any(|(h, v)| h > 0xFFFF || v > 0xFFFF) {
             return Ok(false);
-        }
-        let firsts: Vec<(&[i32], usize)> = all.iter().map(|(_, v)| (v.taps.first.as_slice(), v.taps.taps)).collect();
-        let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&firsts, P::CHANNELS, 1) else {
-            return Ok(false);
-        };
-        let (mut ints, mut weights): (Vec<i32>, Vec<i32>) = (Vec::new(), Vec::new());
-        let mut jobs = Vec::with_capacity(works.len());
-        for (w, (h, v)) in works.iter().zip(&all) {
-            jobs.push(ResizeJob {
-                x: offset(ints.len())?,
-                xw: offset(weights.len())?,
-                y: offset(ints.len() + h.taps.first.len())?,
-                yw: offset(weights.len() + h.taps.weights.len())?,
-                extra: (h.taps.taps | v.taps.taps << 16) as u32,
-                ..w.job()
-            });
-            ints.extend(&h.taps.first);
-            ints.extend(&v.taps.first);
-            weights.extend(&h.taps.weights);
-            weights.extend(&v.taps.weights);
         }
         let premultiply = works.iter().any(|w| matches!(*w.plan, Plan::Pillow { premultiply: true, .. }));
-        let mut blob = Blob::default();
-        let (at_i, at_w) = (blob.add(&ints), blob.add(&weights));
-        let p = |jobs, count, base: u64| ResizePillowTiled {
-            jobs,
-            count,
-            premultiply: u32::from(premultiply),
-            ints: DevPtr::new(base + at_i),
-            weights: DevPtr::new(base + at_w),
-            tile_rows: rows,
-            tile_words: words,
+        let plans: Vec<&Arc<Plan>> = works.iter().map(|w| &w.plan).collect();
+        let block = |plan: &Plan| match plan {
+            Plan::Pillow { passes, .. } => {
+                let (h, v) = (&passes[0].taps, &passes[1].taps);
+                Block::default().part(&h.first).part(&v.first).part(&h.weights).part(&v.weights).spans(&v.first, v.taps)
+            }
+            _ => unreachable!("grouped by kind"),
         };
+        self.with_resident(&plans, block, |arena, placed| {
+            let rows: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
+            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.tiles_wanted()) else {
+                return Ok(false);
+            };
+            let mut jobs = Vec::with_capacity(works.len());
+            for (w, at) in works.iter().zip(placed) {
+                let (h, v) = passes(w);
+                jobs.push(ResizeJob {
+                    x: at.at::<i32>(0)?,
+                    y: at.at::<i32>(1)?,
+                    xw: at.at::<i32>(2)?,
+                    yw: at.at::<i32>(3)?,
+                    extra: (h | v << 16) as u32,
+                    ..w.job()
+                });
+            }
+            let p = |jobs, count, _| ResizePillowTiled {
+                jobs,
+                count,
+                premultiply: u32::from(premultiply),
+                ints: DevPtr::new(arena),
+                weights: DevPtr::new(arena),
+                tile_rows: rows,
+                tile_words: words,
+            };
+            let blob = Blob::default();
         // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights per
         // output column, one first source row and `extra >> 16` weights per output row, at
         // its offsets; the planes are guarded views of P's channel count (the kernel's, by
@@ -570,5 +549,7 @@ impl Stream {
             }
         }?;
         Ok(true)
+        })
     }
 }
+

@@ -7,6 +7,8 @@ pub(crate) mod exec;
 mod gpu;
 mod launch;
 mod pil;
+mod resident;
+mod tiles;
 pub(crate) mod op;
 pub(crate) mod plan;
 mod sizing;
@@ -217,21 +219,56 @@ pub(crate) fn plan_cached<P: Pixel>(
     filter: Filter,
     boxed: Option<SourceBox>,
 ) -> Result<std::sync::Arc<plan::Plan>> {
+    let mut plans = plans_cached::<P>(&[((sw, sh), (dw, dh), boxed)], filter)?;
+    Ok(plans.pop().expect("one plan asked for"))
+}
+
+/// One resize to plan: the source's size, the output's, Pillow's box.
+pub(crate) type PlanRequest = ((u32, u32), (u32, u32), Option<SourceBox>);
+
+/// [`plan_cached`] for many requests (a batch): the kept plans found under one lock (a
+/// lock per image, taken by all cores at once, cost more than the lookups), the others
+/// planned on all cores, then kept under one more.
+pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -> Result<Vec<std::sync::Arc<plan::Plan>>> {
+    use rayon::prelude::*;
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
     static PLANS: Mutex<Option<HashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
-    let bits = boxed.map(|b| [b.x0.to_bits(), b.y0.to_bits(), b.x1.to_bits(), b.y1.to_bits()]);
-    let key = (sw, sh, dw, dh, filter, P::CHANNELS, P::ALPHA.is_some(), bits);
-    if let Some(p) = PLANS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_default().get(&key) {
-        return Ok(p.clone());
-    }
+    let key = |&((sw, sh), (dw, dh), boxed): &PlanRequest| -> PlanKey {
+        let bits = boxed.map(|b| [b.x0.to_bits(), b.y0.to_bits(), b.x1.to_bits(), b.y1.to_bits()]);
+        (sw, sh, dw, dh, filter, P::CHANNELS, P::ALPHA.is_some(), bits)
+    };
+    let found: Vec<Option<Arc<plan::Plan>>> = {
+        let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
+        let plans = plans.get_or_insert_default();
+        requests.iter().map(|r| plans.get(&key(r)).cloned()).collect()
+    };
     // Planned outside the lock: other threads' lookups do not wait for it.
-    let plan = Arc::new(plan_boxed::<P>(sw, sh, dw, dh, filter, boxed)?);
-    let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
-    let plans = plans.get_or_insert_default();
-    if plans.len() >= CACHED_PLANS {
-        plans.clear();
+    let plan = |&((sw, sh), (dw, dh), boxed): &PlanRequest| plan_boxed::<P>(sw, sh, dw, dh, filter, boxed).map(Arc::new);
+    let missing = found.iter().filter(|f| f.is_none()).count();
+    let made: Vec<(usize, Arc<plan::Plan>)> = match missing {
+        0 => Vec::new(),
+        1 => {
+            let i = found.iter().position(Option::is_none).expect("one missing");
+            vec![(i, plan(&requests[i])?)]
+        }
+        _ => (0..requests.len())
+            .into_par_iter()
+            .filter(|&i| found[i].is_none())
+            .map(|i| Ok((i, plan(&requests[i])?)))
+            .collect::<Result<_>>()?,
+    };
+    let mut out = found;
+    if !made.is_empty() {
+        let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
+        let plans = plans.get_or_insert_default();
+        if plans.len() + made.len() > CACHED_PLANS {
+            plans.clear();
+        }
+        for (i, p) in made {
+            plans.insert(key(&requests[i]), p.clone());
+            out[i] = Some(p);
+        }
     }
-    plans.insert(key, plan.clone());
-    Ok(plan)
+    Ok(out.into_iter().map(|p| p.expect("found or made")).collect())
 }
