@@ -116,10 +116,10 @@ fn key(plan: &Plan) -> Key {
 }
 
 impl Stream {
-    /// Tiles that fill this GPU twice over (3 blocks of `SEPARABLE_THREADS` an SM, the
+    /// The tiles this GPU runs at once (3 blocks of `SEPARABLE_THREADS` an SM, the
     /// kernels' launch bounds).
-    fn tiles_wanted(&self) -> u64 {
-        2 * 3 * self.gpu.multiprocessors() as u64
+    fn tiles_resident(&self) -> u64 {
+        3 * self.gpu.multiprocessors() as u64
     }
 
     /// Launches every job, grouped by kind of plan.
@@ -261,7 +261,7 @@ impl Stream {
         self.with_resident(&plans, block, |arena, placed| {
             let rows: Vec<TileRows> = group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
             // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-            let shape = tile_shape(&rows, P::CHANNELS, 4, self.tiles_wanted()).ok_or_else(|| Error::InvalidParameter {
+            let shape = tile_shape(&rows, P::CHANNELS, 4, self.tiles_resident()).ok_or_else(|| Error::InvalidParameter {
                 what: "a separable resize plan".into(),
                 why: "its tile does not fit".into(),
             })?;
@@ -511,7 +511,7 @@ impl Stream {
         };
         self.with_resident(&plans, block, |arena, placed| {
             let rows: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
-            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.tiles_wanted()) else {
+            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.tiles_resident()) else {
                 return Ok(false);
             };
             let mut jobs = Vec::with_capacity(works.len());

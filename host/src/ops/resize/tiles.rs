@@ -72,33 +72,37 @@ pub(super) type TileRows = (Spans, u32, u32);
 
 /// The rows of a tile (see `ResizeSeparable`) for every job of a launch, and the shared
 /// words it then needs, for values of `value_bytes` (4: the separable kernels' sums; 1:
-/// Pillow's bytes); `None` where even one row's taps do not fit. The most rows that fit,
-/// as long as the launch still has `want` tiles (a small output in tall tiles leaves most
-/// of the GPU idle, each tile's rows made one after another); at least the rows that fit.
-pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, want: u64) -> Option<Shape> {
+/// Pillow's bytes); `None` where even one row's taps do not fit.
+///
+/// Of the rows that fit, the least time modelled as waves of `resident` tiles, one after
+/// another, each taking the source rows a thread sums (a tile's rows, `SEPARABLE_THREADS /
+/// SEPARABLE_TILE_W` at a time) plus two for the rest of a tile. Tall tiles share more
+/// source rows between output rows, but a small output in tall tiles is a few tiles on a
+/// GPU of hundreds of slots (1080p to 224x224 is 56 tiles of 16 rows), each summing its
+/// rows one after another. Ties go to the taller tile.
+pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, resident: u64) -> Option<Shape> {
     let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
-    let fits = |i: usize| -> Option<u32> {
+    let span = |i: usize| -> Option<u32> {
         let mut most = 0;
         for (spans, ..) in jobs {
             most = most.max(spans[i]?);
         }
-        let bytes = most.checked_mul(per_row)?;
-        (bytes <= TILE_BYTES).then_some(bytes.div_ceil(4))
+        (most.checked_mul(per_row)? <= TILE_BYTES).then_some(most)
     };
     let tiles = |rows: u32| -> u64 {
         jobs.iter().map(|&(_, h, w)| (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64)).sum()
     };
-    let mut best = None;
+    let mut best: Option<(u64, Shape)> = None;
     for i in 0..5 {
         let rows = SEPARABLE_TILE_ROWS >> i;
-        if let Some(words) = fits(i) {
-            best = Some(Shape::Tiles { rows, words });
-            if tiles(rows) >= want {
-                break;
-            }
+        let Some(most) = span(i) else { continue };
+        let per_thread = (most as u64).div_ceil((SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64);
+        let cost = tiles(rows).div_ceil(resident.max(1)) * (per_thread + 2);
+        if best.as_ref().is_none_or(|&(c, _)| cost < c) {
+            best = Some((cost, Shape::Tiles { rows, words: (most * per_row).div_ceil(4) }));
         }
     }
-    best
+    best.map(|(_, shape)| shape)
 }
 
 #[cfg(test)]
@@ -120,14 +124,16 @@ mod tests {
     fn tiles_are_the_tallest_that_fit_and_leave_the_gpu_busy() {
         let spans = tile_spans(&(0..2160).map(|y| y / 2).collect::<Vec<_>>(), 8);
         // 4K of RGB8 in tiles of 16 rows: 60 x 135 tiles; sums of 15 / 2 + 8 = 15 rows fit.
-        let big = tile_shape(&[(spans, 2160, 3840)], 3, 4, 792);
+        let big = tile_shape(&[(spans, 2160, 3840)], 3, 4, 396);
         assert!(matches!(big, Some(Shape::Tiles { rows: 16, words }) if words == 15 * 64 * 3));
-        // The same rows of a narrow output: fewer rows a tile, more tiles.
-        let narrow = tile_shape(&[(spans, 64, 64)], 3, 4, 792);
-        assert!(matches!(narrow, Some(Shape::Tiles { rows: 1, .. })), "{narrow:?}");
+        // 1080p to 224x224 (rows 4.82 apart, 4 taps): 56 tiles of 16 rows on 396 slots, each
+        // summing 76 rows, against one wave of 224 tiles of 4 rows summing 19.
+        let small: Vec<i32> = (0..224).map(|y| (y as f64 * 1080.0 / 224.0) as i32).collect();
+        let shape = tile_shape(&[(tile_spans(&small, 4), 224, 224)], 3, 4, 396);
+        assert!(matches!(shape, Some(Shape::Tiles { rows: 4, .. })), "{shape:?}");
         // A span too tall for shared memory at 16 rows: the tallest that fits.
         let tall = tile_spans(&(0..64).map(|y| 16 * y).collect::<Vec<_>>(), 8);
-        let shape = tile_shape(&[(tall, 64, 64)], 4, 4, 0);
+        let shape = tile_shape(&[(tall, 1024, 4096)], 4, 4, 1);
         assert!(matches!(shape, Some(Shape::Tiles { rows: 2, .. })), "{shape:?}");
     }
 }
