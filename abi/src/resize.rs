@@ -59,12 +59,22 @@ impl ResizeJob {
     }
 }
 
+/// A launch's jobs: `list[blockIdx.z]` on the device, or, where `list` is null, the one
+/// job `one` carried in the parameters themselves (a single image's launch whose tables
+/// are already on the device uploads nothing).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Jobs {
+    pub list: DevPtr<ResizeJob>,
+    pub one: ResizeJob,
+}
+
 /// Nearest neighbour: output `(x, y)` copies source `(ints[job.x + x], ints[job.y + y])`;
 /// `u32::MAX` in either leaves it 0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizeGather {
-    pub jobs: DevPtr<ResizeJob>,
+    pub jobs: Jobs,
     pub count: u32,
     pub _pad: u32,
     pub ints: DevPtr<u32>,
@@ -87,7 +97,7 @@ pub struct ResizeGather {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizeSeparable {
-    pub jobs: DevPtr<ResizeJob>,
+    pub jobs: Jobs,
     pub count: u32,
     pub x_taps: u32,
     pub y_taps: u32,
@@ -102,11 +112,12 @@ pub struct ResizeSeparable {
 pub const SEPARABLE_TILE_W: u32 = 64;
 
 /// Most output rows of a separable kernel's tile.
-pub const SEPARABLE_TILE_ROWS: u32 = 16;
+pub const SEPARABLE_TILE_ROWS: u32 = 32;
 
 /// Threads of a separable kernel's block (one dimension): each makes 4 output pixels of a
-/// row side by side, `SEPARABLE_TILE_W / 4` of them a row, so a block covers its most rows.
-pub const SEPARABLE_THREADS: u32 = SEPARABLE_TILE_W / 4 * SEPARABLE_TILE_ROWS;
+/// row side by side, `SEPARABLE_TILE_W / 4` of them a row, so a block covers 16 rows at a
+/// time (a tile of 32 rows in two).
+pub const SEPARABLE_THREADS: u32 = 256;
 
 /// Output pixels side by side that each thread of the gather kernels makes (the launch's x
 /// extent is the widest output divided by it, rounded up).
@@ -121,7 +132,7 @@ pub const CELLS_PER_THREAD: u32 = 4;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizeCells {
-    pub jobs: DevPtr<ResizeJob>,
+    pub jobs: Jobs,
     pub count: u32,
     pub _pad: u32,
 }
@@ -132,7 +143,7 @@ pub struct ResizeCells {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizeArea {
-    pub jobs: DevPtr<ResizeJob>,
+    pub jobs: Jobs,
     pub count: u32,
     pub _pad: u32,
     pub ints: DevPtr<u32>,
@@ -148,7 +159,7 @@ pub struct ResizeArea {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizePillow {
-    pub jobs: DevPtr<ResizeJob>,
+    pub jobs: Jobs,
     pub count: u32,
     pub horizontal: u32,
     pub premultiply: u32,
@@ -170,7 +181,7 @@ pub struct ResizePillow {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizePillowTiled {
-    pub jobs: DevPtr<ResizeJob>,
+    pub jobs: Jobs,
     pub count: u32,
     pub premultiply: u32,
     pub ints: DevPtr<i32>,

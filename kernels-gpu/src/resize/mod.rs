@@ -11,18 +11,22 @@ use crate::device::thread::{
     thread_idx_x,
 };
 use cuimg_abi::resize::{
-    Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizeSeparable, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS,
-    SEPARABLE_TILE_W,
+    Jobs, Plane, ResizeArea, ResizeCells, ResizeGather, ResizeJob, ResizeSeparable, SEPARABLE_THREADS,
+    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
 };
 
-/// Job `blockIdx.z`.
+/// Job `blockIdx.z` of the launch's list, or its one job (see [`Jobs`]).
 ///
 /// # Safety
-/// `jobs` holds more than `blockIdx.z` entries.
+/// A non-null `jobs.list` holds more than `blockIdx.z` entries.
 #[inline(always)]
-unsafe fn job(jobs: *const ResizeJob) -> ResizeJob {
-    // SAFETY: the caller's contract.
-    unsafe { *jobs.add(block_idx_z() as usize) }
+unsafe fn job(jobs: &Jobs) -> ResizeJob {
+    if jobs.list.is_null() {
+        jobs.one
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { *jobs.list.ptr().add(block_idx_z() as usize) }
+    }
 }
 
 /// `i` clamped into `0..len` (`len` is at least 1; written without `clamp`, whose check of
@@ -101,7 +105,7 @@ fn round_u8(v: f32) -> u8 {
 #[inline(always)]
 unsafe fn gather<const C: usize>(p: ResizeGather) {
     // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
+    let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     let ints = p.ints.ptr();
@@ -239,7 +243,7 @@ struct Quad([i32; 4]);
 #[inline(always)]
 unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
     // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
+    let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     // Indices are u32 (image sides are), addresses u64 only where formed: 64-bit values
@@ -250,6 +254,7 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
     let (xt, yt) = (p.x_taps as usize, p.y_taps as usize);
     let (dw, dh) = (j.dst.width, j.dst.height);
     let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
+    const _: () = assert!(SEPARABLE_TILE_ROWS <= 2 * (SEPARABLE_THREADS / (W / 4)), "two rows a thread in phase 2");
     // The source rows the shared memory holds (the host's tile choice fits them; the bound
     // keeps every access inside it whatever the tables say).
     let cap = (p.tile_words / (W * C as u32)) as i32;
@@ -323,45 +328,50 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
             }
             sync_threads();
             // 2. The output: thread `t` makes pixels `4 * (t % (W / 4))` .. + 4 of the tile's
-            //    row `t / (W / 4)` (`rows` is at most `SEPARABLE_THREADS / (W / 4)`: one row a thread
-            //    at most).
+            //    rows `t / (W / 4)` and 16 after it (a tile has at most 32).
             let xs = x0 + 4 * (t % (W / 4));
-            let y = y0 + t / (W / 4);
-            if t / (W / 4) < rows && y < dh && xs < dw {
-                let n = 4u32.min(dw - xs);
-                // SAFETY: row `y`'s entries of the job's tables.
-                let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
-                let mut b = [0i32; T];
-                for k in 0..T {
-                    if k < yt {
-                        // SAFETY: as above.
-                        b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
-                    }
-                }
-                let mut words = [0u32; C];
-                for c in 0..C {
-                    let mut v = [Vertical::ZERO; 4];
-                    for k in (0..T).rev() {
-                        let r = kk + k as i32;
-                        if k < yt && r >= 0 && r < span {
-                            let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
-                            // SAFETY: r < span <= cap, 4 | at (W and xs - x0 are), so the
-                            // four words lie inside `tile_words`, 16-byte aligned.
-                            let q = unsafe { *(sums.add(at as usize) as *const Quad) };
-                            for i in 0..4 {
-                                v[i].step(p.rule, k, q.0[i], b[k]);
-                            }
+            // (A loop on `rows`, not on a constant 2: fully unrolled, its two bodies' values
+            // live at once and spill.)
+            let mut yl = t / (W / 4);
+            while yl < rows {
+                let y = y0 + yl;
+                if y < dh && xs < dw {
+                    let n = 4u32.min(dw - xs);
+                    // SAFETY: row `y`'s entries of the job's tables.
+                    let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
+                    let mut b = [0i32; T];
+                    for k in 0..T {
+                        if k < yt {
+                            // SAFETY: as above.
+                            b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
                         }
                     }
-                    for i in 0..4 {
-                        let e = (xs + i as u32) * C as u32 + c as u32;
-                        let k = i * C + c;
-                        words[k / 4] |= (v[i].finish(p.rule, e, j.extra) as u32) << (8 * (k % 4));
+                    let mut words = [0u32; C];
+                    for c in 0..C {
+                        let mut v = [Vertical::ZERO; 4];
+                        for k in (0..T).rev() {
+                            let r = kk + k as i32;
+                            if k < yt && r >= 0 && r < span {
+                                let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
+                                // SAFETY: r < span <= cap, 4 | at (W and xs - x0 are), so the
+                                // four words lie inside `tile_words`, 16-byte aligned.
+                                let q = unsafe { *(sums.add(at as usize) as *const Quad) };
+                                for i in 0..4 {
+                                    v[i].step(p.rule, k, q.0[i], b[k]);
+                                }
+                            }
+                        }
+                        for i in 0..4 {
+                            let e = (xs + i as u32) * C as u32 + c as u32;
+                            let k = i * C + c;
+                            words[k / 4] |= (v[i].finish(p.rule, e, j.extra) as u32) << (8 * (k % 4));
+                        }
                     }
+                    // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
+                    // its data and pitch.
+                    unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
                 }
-                // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
-                // its data and pitch.
-                unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
+                yl += SEPARABLE_THREADS / (W / 4);
             }
             // The next tile's sums overwrite these.
             sync_threads();
@@ -428,7 +438,7 @@ unsafe fn halve4<const C: usize>(j: &ResizeJob, x0: u64, y: u64) {
 #[inline(always)]
 unsafe fn cells<const C: usize>(p: ResizeCells) {
     // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
+    let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     let (fx, fy) = (j.x as u64, j.y as u64);
@@ -474,10 +484,11 @@ unsafe fn cells<const C: usize>(p: ResizeCells) {
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold each job's lists as
 /// [`ResizeArea`] describes, the starts ascending.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
 unsafe fn area<const C: usize>(p: ResizeArea) {
     // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
+    let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     let (ints, floats) = (p.ints.ptr(), p.floats.ptr());
@@ -489,24 +500,31 @@ unsafe fn area<const C: usize>(p: ResizeArea) {
         for x in grid_stride_x(j.dst.width as u64) {
             // SAFETY: as above, for column `x`.
             let (x0, x1) = unsafe { (*ints.add(xs + x as usize), *ints.add(xs + x as usize + 1)) };
-            for c in 0..C {
-                let mut sum = 0f32;
-                for r in y0..y1 {
-                    // SAFETY: entry `r` of the job's row list.
-                    let (sy, beta) = unsafe { (*ints.add(yi + r as usize), *floats.add(j.yw as usize + r as usize)) };
-                    let sy = clamp(sy as i64, j.src.height);
-                    let mut buf = 0f32;
-                    for i in x0..x1 {
-                        // SAFETY: entry `i` of the job's column list; the index clamped.
-                        unsafe {
-                            let sx = clamp(*ints.add(xi + i as usize) as i64, j.src.width);
-                            buf += at::<C>(j.src, sx, sy, c) as f32 * *floats.add(j.xw as usize + i as usize);
-                        }
+            // Every channel's sums side by side, each in OpenCV's order: the lists and
+            // weights read once for all channels, and `C` independent chains in flight.
+            let mut sum = [0f32; C];
+            for r in y0..y1 {
+                // SAFETY: entry `r` of the job's row list.
+                let (sy, beta) = unsafe { (*ints.add(yi + r as usize), *floats.add(j.yw as usize + r as usize)) };
+                let sy = clamp(sy as i64, j.src.height);
+                let mut buf = [0f32; C];
+                for i in x0..x1 {
+                    // SAFETY: entry `i` of the job's column list; the index clamped.
+                    let (sx, w) = unsafe {
+                        (clamp(*ints.add(xi + i as usize) as i64, j.src.width), *floats.add(j.xw as usize + i as usize))
+                    };
+                    for c in 0..C {
+                        // SAFETY: (sx, sy) clamped into the source.
+                        buf[c] += unsafe { at::<C>(j.src, sx, sy, c) } as f32 * w;
                     }
-                    sum = if r == y0 { beta * buf } else { sum + beta * buf };
                 }
+                for c in 0..C {
+                    sum[c] = if r == y0 { beta * buf[c] } else { sum[c] + beta * buf[c] };
+                }
+            }
+            for c in 0..C {
                 // SAFETY: (x, y) in the output.
-                unsafe { put::<C>(j.dst, x, y, c, round_u8(sum)) };
+                unsafe { put::<C>(j.dst, x, y, c, round_u8(sum[c])) };
             }
         }
     }

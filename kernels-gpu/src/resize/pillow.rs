@@ -24,7 +24,7 @@ fn muldiv255(a: u32, b: u32) -> u32 {
 #[inline(always)]
 unsafe fn pillow<const C: usize>(p: ResizePillow) {
     // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
+    let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
@@ -94,7 +94,7 @@ fn clip8(ss: i32) -> u32 {
 #[inline(always)]
 unsafe fn pillow_tiled<const C: usize>(p: ResizePillowTiled) {
     // SAFETY: the caller's contract.
-    let j = unsafe { job(p.jobs.ptr()) };
+    let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { frame::<C>(&j) };
     const W: u32 = SEPARABLE_TILE_W;
@@ -174,46 +174,53 @@ unsafe fn pillow_tiled<const C: usize>(p: ResizePillowTiled) {
                 }
             }
             sync_threads();
-            // 2. The vertical pass: four pixels of one of the tile's rows a thread.
+            // 2. The vertical pass: four pixels of each of two of the tile's rows a thread.
             let xs = x0 + 4 * (t % (W / 4));
-            let y = y0 + t / (W / 4);
-            if t / (W / 4) < rows && y < dh && xs < dw {
-                let n = 4u32.min(dw - xs);
-                // SAFETY: row `y`'s entries of the job's tables.
-                let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
-                let wy = j.yw as usize + y as usize * yt;
-                let mut acc = [[HALF; C]; 4];
-                for k in 0..yt {
-                    let r = kk + k as i32;
-                    if r >= 0 && r < span {
-                        // SAFETY: row `y`'s weights.
-                        let w = unsafe { *weights.add(wy + k) };
-                        for c in 0..C {
-                            let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
-                            // SAFETY: r < span <= cap, 4 | at, so the word lies inside the
-                            // shared memory, 4-byte aligned.
-                            let q = unsafe { *(bytes.add(at as usize) as *const u32) };
-                            for i in 0..4 {
-                                acc[i][c] = acc[i][c].wrapping_add(((q >> (8 * i)) & 0xFF) as i32 * w);
+            // Rows `t / (W / 4)` and 16 after it (a tile has at most 32).
+            // (A loop on `rows`, not on a constant 2: fully unrolled, its two bodies' values
+            // live at once and spill.)
+            let mut yl = t / (W / 4);
+            while yl < rows {
+                let y = y0 + yl;
+                if y < dh && xs < dw {
+                    let n = 4u32.min(dw - xs);
+                    // SAFETY: row `y`'s entries of the job's tables.
+                    let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
+                    let wy = j.yw as usize + y as usize * yt;
+                    let mut acc = [[HALF; C]; 4];
+                    for k in 0..yt {
+                        let r = kk + k as i32;
+                        if r >= 0 && r < span {
+                            // SAFETY: row `y`'s weights.
+                            let w = unsafe { *weights.add(wy + k) };
+                            for c in 0..C {
+                                let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
+                                // SAFETY: r < span <= cap, 4 | at, so the word lies inside the
+                                // shared memory, 4-byte aligned.
+                                let q = unsafe { *(bytes.add(at as usize) as *const u32) };
+                                for i in 0..4 {
+                                    acc[i][c] = acc[i][c].wrapping_add(((q >> (8 * i)) & 0xFF) as i32 * w);
+                                }
                             }
                         }
                     }
-                }
-                let mut words = [0u32; C];
-                for i in 0..4 {
-                    let a = clip8(acc[i][C - 1]);
-                    for c in 0..C {
-                        let mut v = clip8(acc[i][c]);
-                        if premultiply && c + 1 < C && a != 0 && a != 255 {
-                            v = (255 * v / a).min(255);
+                    let mut words = [0u32; C];
+                    for i in 0..4 {
+                        let a = clip8(acc[i][C - 1]);
+                        for c in 0..C {
+                            let mut v = clip8(acc[i][c]);
+                            if premultiply && c + 1 < C && a != 0 && a != 255 {
+                                v = (255 * v / a).min(255);
+                            }
+                            let k = i * C + c;
+                            words[k / 4] |= v << (8 * (k % 4));
                         }
-                        let k = i * C + c;
-                        words[k / 4] |= v << (8 * (k % 4));
                     }
+                    // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
+                    // its data and pitch.
+                    unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
                 }
-                // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
-                // its data and pitch.
-                unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
+                yl += SEPARABLE_THREADS / (W / 4);
             }
             // The next tile's bytes overwrite these.
             sync_threads();

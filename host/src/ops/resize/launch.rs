@@ -3,7 +3,7 @@
 //! sizes. `gpu.rs` holds the public forms that call them.
 
 use cuimg_abi::resize::{
-    Plane, pair, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
+    Jobs, Plane, pair, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
     ResizeCellsC2, ResizeCellsC3, ResizeCellsC4, ResizeGather, ResizeGatherC1, ResizeGatherC2, ResizeGatherC3,
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
     ResizePillowTiledC1, ResizePillowTiledC2, ResizePillowTiledC3, ResizePillowTiledC4,
@@ -146,8 +146,9 @@ impl Stream {
     }
 
     /// Launches `K` over `jobs`, uploaded here with the launch's tables (`blob`), in chunks
-    /// of at most `MAX_BATCH_LAUNCH`, with `params(first job, count, blob's device address)`
-    /// for each chunk, covering each job as `shape` says.
+    /// of at most `MAX_BATCH_LAUNCH`, with `params(jobs, count, blob's device address)` for
+    /// each chunk, covering each job as `shape` says. One job with no tables to upload goes
+    /// in the parameters themselves: nothing is uploaded.
     ///
     /// # Safety
     /// `params(jobs, count, base)` are `K`'s parameters for `count` of the jobs from `jobs`,
@@ -158,20 +159,14 @@ impl Stream {
         jobs: &[ResizeJob],
         mut blob: Blob,
         shape: Shape,
-        params: impl Fn(DevPtr<ResizeJob>, u32, u64) -> K::Params,
+        params: impl Fn(Jobs, u32, u64) -> K::Params,
     ) -> Result<()> {
-        let words: Vec<u64> = jobs.iter().flat_map(words).collect();
-        let at = blob.add(&words);
-        let table: DeviceBuffer<u8> = self.upload_slice(&blob.0)?;
-        let read = table.buf.read(&self.raw)?;
-        let base = read.ptr().addr();
-        let size = std::mem::size_of::<ResizeJob>() as u64;
-        for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
+        let config = |chunk: &[ResizeJob]| -> Result<LaunchConfig> {
             let extent = chunk.iter().fold((1u64, 1u64), |(w, h), j| {
                 let (jw, jh) = shape.threads(j.extent());
                 (w.max(jw), h.max(jh))
             });
-            let cfg = match shape {
+            Ok(match shape {
                 // Every tile a block: a tile is short, and a grid capped at what is resident
                 // made each block of a 256-image batch walk its image's tiles one by one.
                 Shape::Tiles { .. } => LaunchConfig {
@@ -184,11 +179,24 @@ impl Stream {
                     shared_mem_bytes: shape.smem(),
                 },
                 Shape::Pixels(_) => self.batch_config::<K>(extent, shape.block(), chunk.len() as u32, shape.smem())?,
-            };
-            let first = DevPtr::new(base + at + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
+            })
+        };
+        if let ([one], true) = (jobs, blob.0.is_empty()) {
+            // SAFETY: the caller's contract, for its one job (carried in the parameters).
+            return unsafe { self.launch::<K>(config(jobs)?, params(Jobs { list: DevPtr::NULL, one: *one }, 1, 0)) };
+        }
+        let words: Vec<u64> = jobs.iter().flat_map(words).collect();
+        let at = blob.add(&words);
+        let table: DeviceBuffer<u8> = self.upload_slice(&blob.0)?;
+        let read = table.buf.read(&self.raw)?;
+        let base = read.ptr().addr();
+        let size = std::mem::size_of::<ResizeJob>() as u64;
+        for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
+            let list = DevPtr::new(base + at + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
+            let jobs = Jobs { list, one: ResizeJob::default() };
             // SAFETY: the caller's contract, for this chunk's jobs (`count` of them from
-            // `first`), one grid layer each; the blob is read under its guard.
-            unsafe { self.launch::<K>(cfg, params(first, chunk.len() as u32, base))? };
+            // `list`), one grid layer each; the blob is read under its guard.
+            unsafe { self.launch::<K>(config(chunk)?, params(jobs, chunk.len() as u32, base))? };
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ pub(super) struct Block {
 
 /// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads at most (`None`
 /// where the rows do not start in order, or for plans without tiles).
-pub(super) type Spans = [Option<u32>; 5];
+pub(super) type Spans = [Option<u32>; super::tiles::TILE_HEIGHTS];
 
 impl Block {
     /// With the spans of tiles of rows reading `taps` rows each from `first` on.

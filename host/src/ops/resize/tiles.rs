@@ -46,16 +46,19 @@ impl Shape {
 /// without opting in).
 const TILE_BYTES: u32 = 48 * 1024;
 
+/// The heights a tile may take: `SEPARABLE_TILE_ROWS` halved down to one row.
+pub(super) const TILE_HEIGHTS: usize = SEPARABLE_TILE_ROWS.trailing_zeros() as usize + 1;
+
 /// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads, at most over
 /// the tiles of an output whose rows read from `first` on, `taps` each (see
 /// `ResizeSeparable`); `None` for tiles of several rows where the rows do not start in
 /// order (a tile's rows would not be one run). One pass over the rows.
 pub(super) fn tile_spans(first: &[i32], taps: usize) -> Spans {
     let ordered = first.windows(2).all(|w| w[0] <= w[1]);
-    let mut most = [0i64; 5];
-    let mut start = [0i64; 5];
+    let mut most = [0i64; TILE_HEIGHTS];
+    let mut start = [0i64; TILE_HEIGHTS];
     for (y, &f) in first.iter().enumerate() {
-        for (i, rows) in (0..5).map(|i| (i, (SEPARABLE_TILE_ROWS >> i) as usize)) {
+        for (i, rows) in (0..TILE_HEIGHTS).map(|i| (i, (SEPARABLE_TILE_ROWS >> i) as usize)) {
             if y % rows == 0 {
                 start[i] = f as i64;
             }
@@ -76,7 +79,8 @@ pub(super) type TileRows = (Spans, u32, u32);
 ///
 /// Of the rows that fit, the least time modelled as waves of `resident` tiles, one after
 /// another, each taking the source rows a thread sums (a tile's rows, `SEPARABLE_THREADS /
-/// SEPARABLE_TILE_W` at a time) plus two for the rest of a tile. Tall tiles share more
+/// SEPARABLE_TILE_W` at a time), the output rows it makes (16 a pass) and two for the rest
+/// of a tile. Tall tiles share more
 /// source rows between output rows, but a small output in tall tiles is a few tiles on a
 /// GPU of hundreds of slots (1080p to 224x224 is 56 tiles of 16 rows), each summing its
 /// rows one after another. Ties go to the taller tile.
@@ -93,10 +97,12 @@ pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, r
         jobs.iter().map(|&(_, h, w)| (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64)).sum()
     };
     let mut best: Option<(u64, Shape)> = None;
-    for i in 0..5 {
+    for i in 0..TILE_HEIGHTS {
         let rows = SEPARABLE_TILE_ROWS >> i;
         let Some(most) = span(i) else { continue };
-        let per_thread = (most as u64).div_ceil((SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64);
+        // A thread's source rows, its output rows (16 a pass), and the rest of a tile.
+        let per_thread = (most as u64).div_ceil((SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64)
+            + (rows as u64).div_ceil((SEPARABLE_THREADS / (SEPARABLE_TILE_W / 4)) as u64);
         let cost = tiles(rows).div_ceil(resident.max(1)) * (per_thread + 2);
         if best.as_ref().is_none_or(|&(c, _)| cost < c) {
             best = Some((cost, Shape::Tiles { rows, words: (most * per_row).div_ceil(4) }));
@@ -112,20 +118,21 @@ mod tests {
     #[test]
     fn tile_spans_are_the_rows_each_tile_reads() {
         // Output row y reads rows 2y .. 2y + 4 (a halving with 4 taps), 37 rows: the last
-        // tile of 16 has 5 rows (32..37), of 8 has 5, of 4 has 1.
+        // tile of 32 has 5 rows (32..37), of 16 has 5, of 8 has 5, of 4 has 1.
         let first: Vec<i32> = (0..37).map(|y| 2 * y).collect();
-        assert_eq!(tile_spans(&first, 4), [Some(34), Some(18), Some(10), Some(6), Some(4)]);
+        assert_eq!(tile_spans(&first, 4), [Some(66), Some(34), Some(18), Some(10), Some(6), Some(4)]);
         // Rows out of order: only one-row tiles, which read their own taps.
-        assert_eq!(tile_spans(&[0, 3, 1], 2), [None, None, None, None, Some(2)]);
-        assert_eq!(tile_spans(&[], 8), [Some(0); 5]);
+        assert_eq!(tile_spans(&[0, 3, 1], 2), [None, None, None, None, None, Some(2)]);
+        assert_eq!(tile_spans(&[], 8), [Some(0); 6]);
     }
 
     #[test]
     fn tiles_are_the_tallest_that_fit_and_leave_the_gpu_busy() {
         let spans = tile_spans(&(0..2160).map(|y| y / 2).collect::<Vec<_>>(), 8);
-        // 4K of RGB8 in tiles of 16 rows: 60 x 135 tiles; sums of 15 / 2 + 8 = 15 rows fit.
+        // An x2 upscale to 4K RGB8 with 8 taps: tiles of 32 rows (60 x 68 of them, sums of
+        // 31 / 2 + 8 = 23 rows) take 11 waves of 10, tiles of 16 take 21 of 7.
         let big = tile_shape(&[(spans, 2160, 3840)], 3, 4, 396);
-        assert!(matches!(big, Some(Shape::Tiles { rows: 16, words }) if words == 15 * 64 * 3));
+        assert!(matches!(big, Some(Shape::Tiles { rows: 32, words }) if words == 23 * 64 * 3), "{big:?}");
         // 1080p to 224x224 (rows 4.82 apart, 4 taps): 56 tiles of 16 rows on 396 slots, each
         // summing 76 rows, against one wave of 224 tiles of 4 rows summing 19.
         let small: Vec<i32> = (0..224).map(|y| (y as f64 * 1080.0 / 224.0) as i32).collect();
