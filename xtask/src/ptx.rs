@@ -60,10 +60,10 @@ fn launch_bounds(ptx: &str) -> Result<String> {
         if let Some(name) = line.strip_prefix(".visible .entry ") {
             let name = name.trim_end_matches('(');
             pending = LAUNCH_BOUNDS.iter().find(|(prefix, ..)| name.starts_with(prefix)).map(|&(_, t, b)| (t, b));
-        } else if line == ")" {
-            if let Some((threads, blocks)) = pending.take() {
-                out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
-            }
+        } else if line == ")"
+            && let Some((threads, blocks)) = pending.take()
+        {
+            out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
         }
     }
     if pending.is_some() {

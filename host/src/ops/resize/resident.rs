@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::plan::Plan;
+use super::tiles::Spans;
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceBuffer, Stream};
 
@@ -24,10 +25,6 @@ pub(super) struct Block {
     parts: Vec<u64>,
     spans: Spans,
 }
-
-/// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads at most (`None`
-/// where the rows do not start in order, or for plans without tiles).
-pub(super) type Spans = [Option<u32>; super::tiles::TILE_HEIGHTS];
 
 impl Block {
     /// With the spans of tiles of rows reading `taps` rows each from `first` on.

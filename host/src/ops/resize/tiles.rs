@@ -4,7 +4,6 @@
 
 use cuimg_abi::resize::{SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
 
-use super::resident::Spans;
 
 /// How a launch covers its jobs.
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +47,11 @@ const TILE_BYTES: u32 = 48 * 1024;
 
 /// The heights a tile may take: `SEPARABLE_TILE_ROWS` halved down to one row.
 pub(super) const TILE_HEIGHTS: usize = SEPARABLE_TILE_ROWS.trailing_zeros() as usize + 1;
+
+/// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads at most (`None`
+/// where the rows do not start in order, or for plans without tiles); worked out once per
+/// plan and kept with its tables (`resident.rs`).
+pub(super) type Spans = [Option<u32>; TILE_HEIGHTS];
 
 /// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads, at most over
 /// the tiles of an output whose rows read from `first` on, `taps` each (see
