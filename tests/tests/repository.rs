@@ -40,8 +40,6 @@ fn no_test_example_benchmark_or_tool_reads_outside_the_repository() {
     assert!(files.len() > 50, "found {} sources", files.len());
     // Made at run time, so that this file does not match itself.
     let shared = "shared";
-    // (The test command's hint for the project's offline machines, `../shared/toolchain`,
-    // is a message, not a read.)
     let outside = [format!("{shared}/images"), format!("../../{shared}")];
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

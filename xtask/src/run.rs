@@ -60,7 +60,7 @@ pub fn kernels_cargo() -> Result<Command> {
             return Err(format!(
                 "the kernels need the nightly toolchain {pin}, which is not installed; run\n\n    \
                  rustup toolchain install {pin} --component rust-src\n\n\
-                 (on this project's offline machines: sh ../shared/toolchain/install-rust-src.sh). \
+                 (on this project's offline machines, the install step that `.ci/run` runs first). \
                  Only building the kernels needs it; the library, tests and examples use stable Rust."
             ));
         }
@@ -69,7 +69,7 @@ pub fn kernels_cargo() -> Result<Command> {
         return Err(format!(
             "the kernels build core from source (-Zbuild-std), which needs the rust-src component of {pin}; run\n\n    \
              rustup component add rust-src --toolchain {pin}\n\n\
-             (on this project's offline machines: sh ../shared/toolchain/install-rust-src.sh)"
+             (on this project's offline machines, the install step that `.ci/run` runs first)"
         ));
     }
     let mut c = rustup_run(&pin, "cargo");
