@@ -147,7 +147,8 @@ unsafe fn gather<const C: usize>(p: ResizeGather) {
 /// One output element of OpenCV's vertical rules (`VResize*<uchar>`), built a tap at a time
 /// from the last tap down (so that the right-nested float sum of the cubic's vector form
 /// is one accumulator): `int`, the fixed-point sum or terms; `float`, the cubic's vector
-/// form.
+/// form. The rule `R` is a constant (see [`ResizeSeparable`]): a rule read at run time
+/// branched on every tap of every element.
 #[derive(Clone, Copy)]
 struct Vertical {
     int: i32,
@@ -157,11 +158,12 @@ struct Vertical {
 impl Vertical {
     const ZERO: Vertical = Vertical { int: 0, float: 0.0 };
 
-    /// Tap `k` (taps come last to first): row sum `s` weighted `b` by `rule` (see
-    /// [`ResizeSeparable`]). Taps past a plan's count have weight 0 and change nothing.
+    /// Tap `k` (taps come last to first): row sum `s` weighted `b` by rule `R`. Taps past a
+    /// plan's count have weight 0 and change nothing. `VEC`: every element of this one is
+    /// in the cubic's vector form, so its scalar sum is not kept.
     #[inline(always)]
-    fn step(&mut self, rule: u32, k: usize, s: i32, b: i32) {
-        match rule {
+    fn step<const R: u32, const VEC: bool>(&mut self, k: usize, s: i32, b: i32) {
+        match R {
             // OpenCV's `VResizeLinear<uchar>`: each product of the row over 16 shifted by 16.
             0 => self.int += (b * (s >> 4)) >> 16,
             1 => {
@@ -171,20 +173,24 @@ impl Vertical {
                     let scale = 1.0f32 / (2048.0 * 2048.0);
                     self.float += s as f32 * (b as f32 * scale);
                 }
-                self.int = self.int.wrapping_add(s.wrapping_mul(b));
+                if !VEC {
+                    self.int = self.int.wrapping_add(s.wrapping_mul(b));
+                }
             }
             _ => self.int = self.int.wrapping_add(s.wrapping_mul(b)),
         }
     }
 
     /// The byte, for element `e` of the output row (the cubic's first `vector_elems` take
-    /// the vector form).
+    /// the vector form; all of them where `VEC`).
     #[inline(always)]
-    fn finish(self, rule: u32, e: u32, vector_elems: u32) -> u8 {
-        match rule {
+    fn finish<const R: u32, const VEC: bool>(self, e: u32, vector_elems: u32) -> u8 {
+        match R {
             0 => ((self.int + 2) >> 2).clamp(0, 255) as u8,
-            3 => ((self.int as i64 + (1 << 15)) >> 16).clamp(0, 255) as u8,
-            1 if e < vector_elems => round_u8(self.float),
+            // The reference's `(int as i64 + 2^15) >> 16` in 32 bits: a sum that large
+            // gives 255 either way, and below it the addition cannot overflow.
+            3 => ((self.int.min(0x7FFF_0000) + (1 << 15)) >> 16).clamp(0, 255) as u8,
+            1 if VEC || e < vector_elems => round_u8(self.float),
             _ => (self.int.wrapping_add(1 << 21) >> 22).clamp(0, 255) as u8,
         }
     }
@@ -226,8 +232,9 @@ unsafe fn store4<const C: usize>(dst: Plane, x0: u64, y: u64, n: u64, words: &[u
 #[derive(Clone, Copy)]
 struct Quad([i32; 4]);
 
-/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps,
-/// a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per block and iteration.
+/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps
+/// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
+/// block and iteration.
 ///
 /// Shared memory holds the tile's row sums as `sums[(k * C + c) * SEPARABLE_TILE_W + xl]`
 /// for source row `r0 + k` (clamped into the source when read), channel `c`, column `xl` of
@@ -241,7 +248,7 @@ struct Quad([i32; 4]);
 /// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
+unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSeparable) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
@@ -289,6 +296,9 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
                         a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * xt + i) } as i32;
                     }
                 }
+                // Columns wholly inside the source are read at constant offsets from the
+                // first (one address a row, not one a tap); the others through `cols`.
+                let inside = first >= 0 && first + xt as i64 <= j.src.width as i64;
                 // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
                 // row's are clamped into the source, so they read memory even past the
                 // span; its sums are kept only inside it).
@@ -302,19 +312,15 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
                             src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
                         )
                     };
-                    let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
-                    for i in 0..T {
-                        if i < xt {
-                            for c in 0..C {
-                                // SAFETY: pixels of the rows (their column clamped into them).
-                                let (px, px2) = unsafe {
-                                    (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
-                                };
-                                acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
-                                acc2[c] = acc2[c].wrapping_add(px2.wrapping_mul(a[i]));
-                            }
+                    // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..xt` are
+                    // `cols[0] + i * C` (in the row: `first + xt <= width`).
+                    let (acc, acc2) = unsafe {
+                        if inside {
+                            across::<C, T, true>(line, line2, &cols, &a, xt)
+                        } else {
+                            across::<C, T, false>(line, line2, &cols, &a, xt)
                         }
-                    }
+                    };
                     for c in 0..C {
                         // SAFETY: k < span <= cap, so the index is below `tile_words`.
                         unsafe { *sums.add(((k as u32 * C as u32 + c as u32) * W + xl) as usize) = acc[c] };
@@ -346,27 +352,17 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
                             b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
                         }
                     }
-                    let mut words = [0u32; C];
-                    for c in 0..C {
-                        let mut v = [Vertical::ZERO; 4];
-                        for k in (0..T).rev() {
-                            let r = kk + k as i32;
-                            if k < yt && r >= 0 && r < span {
-                                let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
-                                // SAFETY: r < span <= cap, 4 | at (W and xs - x0 are), so the
-                                // four words lie inside `tile_words`, 16-byte aligned.
-                                let q = unsafe { *(sums.add(at as usize) as *const Quad) };
-                                for i in 0..4 {
-                                    v[i].step(p.rule, k, q.0[i], b[k]);
-                                }
-                            }
+                    let down = Down { sums, at: xs - x0, kk, span, yt, xs, vector_elems: j.extra };
+                    // The cubic's four pixels are, but for a row's last few elements, all in
+                    // its vector form: those skip the scalar sum.
+                    // SAFETY: `sums` holds `span` rows of the tile (`span <= cap`).
+                    let words = unsafe {
+                        if R == 1 && (xs + 4) * C as u32 <= j.extra {
+                            down.four::<C, T, R, true>(&b)
+                        } else {
+                            down.four::<C, T, R, false>(&b)
                         }
-                        for i in 0..4 {
-                            let e = (xs + i as u32) * C as u32 + c as u32;
-                            let k = i * C + c;
-                            words[k / 4] |= (v[i].finish(p.rule, e, j.extra) as u32) << (8 * (k % 4));
-                        }
-                    }
+                    };
                     // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
                     // its data and pitch.
                     unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
@@ -378,6 +374,94 @@ unsafe fn separable<const C: usize, const T: usize>(p: ResizeSeparable) {
             tx += grid_dim_x();
         }
         ty += grid_dim_y();
+    }
+}
+
+/// The sums across of one column of two source rows, each channel: `T` taps (the first
+/// `xt` weighted by `a`) at `cols` (byte offsets in the rows), or, where `INSIDE`, at
+/// `cols[0] + i * C`, constant offsets from one address.
+///
+/// # Safety
+/// Every offset read lies in both rows.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
+    line: *const u8,
+    line2: *const u8,
+    cols: &[u32; T],
+    a: &[i32; T],
+    xt: usize,
+) -> ([i32; C], [i32; C]) {
+    let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
+    // SAFETY: the caller's contract.
+    let (p, p2) = unsafe { (line.add(cols[0] as usize), line2.add(cols[0] as usize)) };
+    for i in 0..T {
+        if i < xt {
+            for c in 0..C {
+                // SAFETY: pixels of the rows (the caller's contract).
+                let (px, px2) = unsafe {
+                    if INSIDE {
+                        (*p.add(i * C + c) as i32, *p2.add(i * C + c) as i32)
+                    } else {
+                        (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
+                    }
+                };
+                acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
+                acc2[c] = acc2[c].wrapping_add(px2.wrapping_mul(a[i]));
+            }
+        }
+    }
+    (acc, acc2)
+}
+
+/// Phase 2 of [`separable`] for one thread's four pixels of an output row: where its rows'
+/// sums are in the tile's shared memory and how they combine.
+struct Down {
+    sums: *mut i32,
+    /// The four pixels' first column in the tile (a multiple of 4).
+    at: u32,
+    /// The row's first source row, from the tile's first.
+    kk: i32,
+    span: i32,
+    yt: usize,
+    /// The four pixels' first column in the output.
+    xs: u32,
+    vector_elems: u32,
+}
+
+impl Down {
+    /// The four pixels' bytes as [`store4`] takes them: rule `R` over the `yt` rows from
+    /// `kk` weighted by `b` (rows outside `0..span` are skipped); `VEC`: every element is
+    /// in the cubic's vector form.
+    ///
+    /// # Safety
+    /// `sums` holds `span` rows of the tile.
+    #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+    #[inline(always)]
+    unsafe fn four<const C: usize, const T: usize, const R: u32, const VEC: bool>(&self, b: &[i32; T]) -> [u32; C] {
+        const W: u32 = SEPARABLE_TILE_W;
+        let mut words = [0u32; C];
+        for c in 0..C {
+            let mut v = [Vertical::ZERO; 4];
+            for k in (0..T).rev() {
+                let r = self.kk + k as i32;
+                if k < self.yt && r >= 0 && r < self.span {
+                    let at = (r as u32 * C as u32 + c as u32) * W + self.at;
+                    // SAFETY: r < span, 4 | at (W and `self.at` are), so the four words lie
+                    // inside the tile's rows, 16-byte aligned.
+                    let q = unsafe { *(self.sums.add(at as usize) as *const Quad) };
+                    for i in 0..4 {
+                        v[i].step::<R, VEC>(k, q.0[i], b[k]);
+                    }
+                }
+            }
+            for i in 0..4 {
+                let e = (self.xs + i as u32) * C as u32 + c as u32;
+                let k = i * C + c;
+                words[k / 4] |= (v[i].finish::<R, VEC>(e, self.vector_elems) as u32) << (8 * (k % 4));
+            }
+        }
+        words
     }
 }
 
@@ -565,8 +649,17 @@ macro_rules! separable_kernels {
             /// [`separable`]'s contract, for plans of at most this kernel's taps.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
-                // SAFETY: forwarded contract.
-                unsafe { separable::<$c, $t>(p) }
+                // SAFETY: forwarded contract; the rule is a constant of each body (a
+                // kernel of 2 taps takes linear and OpenCV's exact linear, of 4 the cubic,
+                // of 8 Lanczos-4: `ResizeSeparable`'s contract).
+                unsafe {
+                    match $t {
+                        2 if p.rule == 3 => separable::<$c, $t, 3>(p),
+                        2 => separable::<$c, $t, 0>(p),
+                        4 => separable::<$c, $t, 1>(p),
+                        _ => separable::<$c, $t, 2>(p),
+                    }
+                }
             }
             abi!(cuimg_abi::resize::$marker, $name);
         )*

@@ -316,29 +316,38 @@ impl Stream {
             tile_rows: rows,
             tile_words: words,
         };
+        // Each kernel combines rows by its own rules, as constants (see `ResizeSeparable`).
+        let kernel_taps = match (rule, xt.max(yt)) {
+            (0 | 3, 0..=2) => 2,
+            (1, 0..=4) => 4,
+            (2, 0..=8) => 8,
+            (rule, taps) => {
+                return Err(Error::InvalidParameter {
+                    what: "a separable resize plan".into(),
+                    why: format!("rule {rule} with {taps} taps: no kernel takes it"),
+                });
+            }
+        };
         // SAFETY: each job's tables hold `dst.width` first columns and `x_taps` weights each,
         // `dst.height` first rows and `y_taps` weights each, at its offsets; the kernel takes
-        // at least the larger tap count (by the match, at most 8); the planes are guarded
+        // at least the larger tap count, and the rule (`kernel_taps`); the planes are guarded
         // views of P's channel count (the kernel's, by the match); blocks of
         // `SEPARABLE_THREADS` with `tile_words` of shared memory (`Shape::Tiles`).
         unsafe {
-            match (xt.max(yt), P::LAYOUT) {
-                (0..=2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(jobs, blob, shape, p),
-                (0..=2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(jobs, blob, shape, p),
-                (0..=2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(jobs, blob, shape, p),
-                (0..=2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(jobs, blob, shape, p),
-                (3..=4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(jobs, blob, shape, p),
-                (3..=4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(jobs, blob, shape, p),
-                (3..=4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(jobs, blob, shape, p),
-                (3..=4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(jobs, blob, shape, p),
-                (5..=8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(jobs, blob, shape, p),
-                (5..=8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(jobs, blob, shape, p),
-                (5..=8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(jobs, blob, shape, p),
-                (5..=8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(jobs, blob, shape, p),
-                (taps, _) => Err(Error::InvalidParameter {
-                    what: "a separable resize plan".into(),
-                    why: format!("{taps} taps; the kernels take at most 8"),
-                }),
+            match (kernel_taps, P::LAYOUT) {
+                (2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(jobs, blob, shape, p),
+                (2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(jobs, blob, shape, p),
+                (2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(jobs, blob, shape, p),
+                (2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(jobs, blob, shape, p),
+                (4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(jobs, blob, shape, p),
+                (4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(jobs, blob, shape, p),
+                (4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(jobs, blob, shape, p),
+                (4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(jobs, blob, shape, p),
+                (8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(jobs, blob, shape, p),
+                (8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(jobs, blob, shape, p),
+                (8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(jobs, blob, shape, p),
+                (8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(jobs, blob, shape, p),
+                _ => unreachable!("2, 4 or 8"),
             }
         }
     }
