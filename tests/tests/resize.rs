@@ -378,7 +378,7 @@ fn planar_images_resize_each_plane_as_the_references_do() {
 /// memory holds), and Pillow's two passes where they fit one tiled launch and where a
 /// plan's taps do not (hundreds of rows for one output row: the two-pass launches).
 #[test]
-fn tiles_of_every_height_and_pillow_plans_too_tall_for_one_match_the_reference() {
+fn assorted_tiles_and_pillow_plans_too_tall_for_one_match_the_reference() {
     let Some(gpu) = cuimg_tests::gpu() else { return };
     let img = Image::<Rgba8>::from_bytes(901, 677, &splitmix_bytes(77, 901 * 677 * 4)).unwrap();
     let gray = Image::<Gray8>::from_bytes(901, 677, &splitmix_bytes(78, 901 * 677)).unwrap();
@@ -402,6 +402,40 @@ fn tiles_of_every_height_and_pillow_plans_too_tall_for_one_match_the_reference()
         let got = gpu.resize_batch(&views, w, h, f).unwrap();
         assert_eq!(got, vec![want.clone(), want], "{name} RGBA to {w}x{h} in a batch");
     }
+}
+
+/// Tiles of every height from 1 to 32 output rows, forced (the model picks a few of them
+/// for any one size): the separable kernels and Pillow's tiled passes, single and batched,
+/// against the reference, on sizes whose last tile is short.
+#[test]
+fn tiles_of_any_height_match_the_reference() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let img = Image::<Rgb8>::from_bytes(301, 233, &splitmix_bytes(80, 301 * 233 * 3)).unwrap();
+    let gray = Image::<Gray8>::from_bytes(301, 233, &splitmix_bytes(81, 301 * 233)).unwrap();
+    let cases =
+        [("cv-cubic", (150, 116)), ("cv-linear", (603, 467)), ("cv-lanczos4", (97, 301)), ("pil-bicubic", (149, 117))];
+    let wants: Vec<_> = cases
+        .iter()
+        .map(|&(name, (w, h))| {
+            let f: Filter = name.parse().unwrap();
+            (f, w, h, cpu::resize(&img.view(), w, h, f).unwrap(), cpu::resize(&gray.view(), w, h, f).unwrap())
+        })
+        .collect();
+    for rows in 1..=32 {
+        cuimg::ops::resize::force_tile_rows(rows);
+        for (f, w, h, want, want_gray) in &wants {
+            let (f, w, h) = (*f, *w, *h);
+            assert_eq!(&gpu.resize(&img.view(), w, h, f).unwrap(), want, "{f} RGB to {w}x{h} in tiles of {rows} rows");
+            assert_eq!(
+                &gpu.resize(&gray.view(), w, h, f).unwrap(),
+                want_gray,
+                "{f} gray to {w}x{h} in tiles of {rows}"
+            );
+            let got = gpu.resize_batch(&[img.view(), img.view()], w, h, f).unwrap();
+            assert!(got.iter().all(|g| g == want), "{f} RGB to {w}x{h} in a batch, tiles of {rows} rows");
+        }
+    }
+    cuimg::ops::resize::force_tile_rows(0);
 }
 
 /// Tables kept on a stream between calls: many sizes on two streams, interleaved, so each

@@ -116,10 +116,9 @@ fn key(plan: &Plan) -> Key {
 }
 
 impl Stream {
-    /// The tiles this GPU runs at once (3 blocks of `SEPARABLE_THREADS` an SM, the
-    /// kernels' launch bounds).
-    fn tiles_resident(&self) -> u64 {
-        3 * self.gpu.multiprocessors() as u64
+    /// The multiprocessors the tile choice spreads tiles over (see `tiles::tile_shape`).
+    fn sms(&self) -> u64 {
+        self.gpu.multiprocessors() as u64
     }
 
     /// Launches every job, grouped by kind of plan.
@@ -269,7 +268,7 @@ impl Stream {
         self.with_resident(&plans, block, |arena, placed| {
             let rows: Vec<TileRows> = group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
             // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-            let shape = tile_shape(&rows, P::CHANNELS, 4, self.tiles_resident()).ok_or_else(|| Error::InvalidParameter {
+            let shape = tile_shape(&rows, P::CHANNELS, 4, self.sms()).ok_or_else(|| Error::InvalidParameter {
                 what: "a separable resize plan".into(),
                 why: "its tile does not fit".into(),
             })?;
@@ -528,7 +527,7 @@ impl Stream {
         };
         self.with_resident(&plans, block, |arena, placed| {
             let rows: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
-            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.tiles_resident()) else {
+            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.sms()) else {
                 return Ok(false);
             };
             let mut jobs = Vec::with_capacity(works.len());

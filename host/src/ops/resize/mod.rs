@@ -14,6 +14,8 @@ pub(crate) mod plan;
 mod sizing;
 
 pub use sizing::{ResizeLayout, Sizing};
+#[doc(hidden)]
+pub use tiles::force_tile_rows;
 
 use crate::error::{Error, Result};
 use crate::pixel::Pixel;

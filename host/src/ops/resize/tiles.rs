@@ -2,8 +2,9 @@
 //! whose source rows are summed once into shared memory (see `ResizeSeparable`), and the
 //! choice of a tile's rows.
 
-use cuimg_abi::resize::{SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
+use std::sync::atomic::{AtomicU32, Ordering};
 
+use cuimg_abi::resize::{SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
 
 /// How a launch covers its jobs.
 #[derive(Clone, Copy, Debug)]
@@ -45,24 +46,26 @@ impl Shape {
 /// without opting in).
 const TILE_BYTES: u32 = 48 * 1024;
 
-/// The heights a tile may take: `SEPARABLE_TILE_ROWS` halved down to one row.
-pub(super) const TILE_HEIGHTS: usize = SEPARABLE_TILE_ROWS.trailing_zeros() as usize + 1;
+/// The heights a tile may take: 1 to `SEPARABLE_TILE_ROWS` rows (any, not only powers of
+/// two: a halving with 4 taps in tiles of 31 rows sums 64 source rows, a whole number of
+/// the block's passes, where tiles of 32 would not fit 48 KiB and tiles of 16 sum 34).
+pub(super) const TILE_HEIGHTS: usize = SEPARABLE_TILE_ROWS as usize;
 
-/// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads at most (`None`
-/// where the rows do not start in order, or for plans without tiles); worked out once per
-/// plan and kept with its tables (`resident.rs`).
+/// The source rows a tile of `i + 1` output rows reads at most (`None` where the rows do
+/// not start in order, or for plans without tiles); worked out once per plan and kept with
+/// its tables (`resident.rs`).
 pub(super) type Spans = [Option<u32>; TILE_HEIGHTS];
 
-/// The source rows a tile of `SEPARABLE_TILE_ROWS >> i` output rows reads, at most over
-/// the tiles of an output whose rows read from `first` on, `taps` each (see
-/// `ResizeSeparable`); `None` for tiles of several rows where the rows do not start in
-/// order (a tile's rows would not be one run). One pass over the rows.
+/// The source rows a tile of `i + 1` output rows reads, at most over the tiles of an output
+/// whose rows read from `first` on, `taps` each (see `ResizeSeparable`); `None` for tiles of
+/// several rows where the rows do not start in order (a tile's rows would not be one run).
+/// One pass over the rows.
 pub(super) fn tile_spans(first: &[i32], taps: usize) -> Spans {
     let ordered = first.windows(2).all(|w| w[0] <= w[1]);
     let mut most = [0i64; TILE_HEIGHTS];
     let mut start = [0i64; TILE_HEIGHTS];
     for (y, &f) in first.iter().enumerate() {
-        for (i, rows) in (0..TILE_HEIGHTS).map(|i| (i, (SEPARABLE_TILE_ROWS >> i) as usize)) {
+        for (i, rows) in (0..TILE_HEIGHTS).map(|i| (i, i + 1)) {
             if y % rows == 0 {
                 start[i] = f as i64;
             }
@@ -71,8 +74,24 @@ pub(super) fn tile_spans(first: &[i32], taps: usize) -> Spans {
             }
         }
     }
-    std::array::from_fn(|i| if ordered || SEPARABLE_TILE_ROWS >> i == 1 { u32::try_from(most[i]).ok() } else { None })
+    std::array::from_fn(|i| if ordered || i == 0 { u32::try_from(most[i]).ok() } else { None })
 }
+
+/// The tile height forced by [`force_tile_rows`] (0: none).
+static FORCED_ROWS: AtomicU32 = AtomicU32::new(0);
+
+/// For tests: tiles of `rows` output rows from now on, in every launch where they fit (the
+/// model's choice elsewhere, and for 0), so that every height runs, not only those the
+/// model picks for the sizes tested. Any height that fits gives the same bytes; only the
+/// time differs. Not part of the API.
+pub fn force_tile_rows(rows: u32) {
+    FORCED_ROWS.store(rows, Ordering::Relaxed);
+}
+
+/// How much faster an SM makes tiles with two or more of its blocks busy than with one:
+/// the tiles are bound by issuing instructions once two share an SM (on the H100, 0.67 a
+/// cycle per scheduler with three), so three resident tiles are not three times one.
+const SM_SPEEDUP: u64 = 2;
 
 /// One job as the tile choice sees it: its plan's spans, its output's height and width.
 pub(super) type TileRows = (Spans, u32, u32);
@@ -81,14 +100,16 @@ pub(super) type TileRows = (Spans, u32, u32);
 /// words it then needs, for values of `value_bytes` (4: the separable kernels' sums; 1:
 /// Pillow's bytes); `None` where even one row's taps do not fit.
 ///
-/// Of the rows that fit, the least time modelled as waves of `resident` tiles, one after
-/// another, each taking the source rows a thread sums (a tile's rows, `SEPARABLE_THREADS /
-/// SEPARABLE_TILE_W` at a time), the output rows it makes (16 a pass) and two for the rest
-/// of a tile. Tall tiles share more
-/// source rows between output rows, but a small output in tall tiles is a few tiles on a
-/// GPU of hundreds of slots (1080p to 224x224 is 56 tiles of 16 rows), each summing its
-/// rows one after another. Ties go to the taller tile.
-pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, resident: u64) -> Option<Shape> {
+/// Of the rows that fit, the least time modelled as the tiles on the busiest of `sms`
+/// multiprocessors, one after another, each taking the source rows a thread sums (two rows
+/// an iteration, the block `SEPARABLE_THREADS / SEPARABLE_TILE_W` rows apart: a span of 34
+/// rows takes 5 iterations, of 32 rows 4), the output rows it makes (16 a pass) and two for
+/// the rest of a tile; an SM with two tiles or more makes them [`SM_SPEEDUP`] times as fast
+/// as one alone. Tall tiles share more source rows between output rows, but a small output
+/// in tall tiles is a few tiles on a GPU of a hundred SMs (1080p to 224x224 is 56 tiles of
+/// 16 rows), each summing its rows one after another; short tiles sum rows twice, and past
+/// one tile an SM they queue. Ties go to the taller tile.
+pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, sms: u64) -> Option<Shape> {
     let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
     let span = |i: usize| -> Option<u32> {
         let mut most = 0;
@@ -100,14 +121,22 @@ pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, r
     let tiles = |rows: u32| -> u64 {
         jobs.iter().map(|&(_, h, w)| (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64)).sum()
     };
+    let forced = FORCED_ROWS.load(Ordering::Relaxed) as usize;
+    if (1..=TILE_HEIGHTS).contains(&forced)
+        && let Some(most) = span(forced - 1)
+    {
+        return Some(Shape::Tiles { rows: forced as u32, words: (most * per_row).div_ceil(4) });
+    }
+    let pass = (SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64;
     let mut best: Option<(u64, Shape)> = None;
-    for i in 0..TILE_HEIGHTS {
-        let rows = SEPARABLE_TILE_ROWS >> i;
+    for i in (0..TILE_HEIGHTS).rev() {
+        let rows = i as u32 + 1;
         let Some(most) = span(i) else { continue };
         // A thread's source rows, its output rows (16 a pass), and the rest of a tile.
-        let per_thread = (most as u64).div_ceil((SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64)
+        let per_thread = 2 * (most as u64).div_ceil(2 * pass)
             + (rows as u64).div_ceil((SEPARABLE_THREADS / (SEPARABLE_TILE_W / 4)) as u64);
-        let cost = tiles(rows).div_ceil(resident.max(1)) * (per_thread + 2);
+        let per_sm = tiles(rows).div_ceil(sms.max(1));
+        let cost = per_sm * (per_thread + 2) * SM_SPEEDUP / per_sm.clamp(1, SM_SPEEDUP);
         if best.as_ref().is_none_or(|&(c, _)| cost < c) {
             best = Some((cost, Shape::Tiles { rows, words: (most * per_row).div_ceil(4) }));
         }
@@ -121,30 +150,43 @@ mod tests {
 
     #[test]
     fn tile_spans_are_the_rows_each_tile_reads() {
-        // Output row y reads rows 2y .. 2y + 4 (a halving with 4 taps), 37 rows: the last
-        // tile of 32 has 5 rows (32..37), of 16 has 5, of 8 has 5, of 4 has 1.
+        // Output row y reads rows 2y .. 2y + 4 (a halving with 4 taps), 37 rows: a tile of
+        // r rows reads 2 (r - 1) + 4, but where the last tile is shorter and no other is
+        // whole (r > 37 / 2: the first tile's rows alone).
         let first: Vec<i32> = (0..37).map(|y| 2 * y).collect();
-        assert_eq!(tile_spans(&first, 4), [Some(66), Some(34), Some(18), Some(10), Some(6), Some(4)]);
+        let spans = tile_spans(&first, 4);
+        for rows in 1..=32 {
+            assert_eq!(spans[rows - 1], Some(2 * (rows as u32 - 1) + 4), "{rows} rows");
+        }
         // Rows out of order: only one-row tiles, which read their own taps.
-        assert_eq!(tile_spans(&[0, 3, 1], 2), [None, None, None, None, None, Some(2)]);
-        assert_eq!(tile_spans(&[], 8), [Some(0); 6]);
+        let spans = tile_spans(&[0, 3, 1], 2);
+        assert_eq!(spans[0], Some(2));
+        assert!(spans[1..].iter().all(Option::is_none));
+        assert_eq!(tile_spans(&[], 8), [Some(0); TILE_HEIGHTS]);
     }
 
     #[test]
     fn tiles_are_the_tallest_that_fit_and_leave_the_gpu_busy() {
-        let spans = tile_spans(&(0..2160).map(|y| y / 2).collect::<Vec<_>>(), 8);
+        let shape = |first: Vec<i32>, taps, (w, h), channels, resident| {
+            tile_shape(&[(tile_spans(&first, taps), h, w)], channels, 4, resident)
+        };
         // An x2 upscale to 4K RGB8 with 8 taps: tiles of 32 rows (60 x 68 of them, sums of
-        // 31 / 2 + 8 = 23 rows) take 11 waves of 10, tiles of 16 take 21 of 7.
-        let big = tile_shape(&[(spans, 2160, 3840)], 3, 4, 396);
+        // 31 / 2 + 8 = 23 rows) take 31 an SM of 10 each, tiles of 16 take 62 of 7.
+        let big = shape((0..2160).map(|y| y / 2).collect(), 8, (3840, 2160), 3, 132);
         assert!(matches!(big, Some(Shape::Tiles { rows: 32, words }) if words == 23 * 64 * 3), "{big:?}");
-        // 1080p to 224x224 (rows 4.82 apart, 4 taps): 56 tiles of 16 rows on 396 slots, each
-        // summing 76 rows, against one wave of 224 tiles of 4 rows summing 19.
-        let small: Vec<i32> = (0..224).map(|y| (y as f64 * 1080.0 / 224.0) as i32).collect();
-        let shape = tile_shape(&[(tile_spans(&small, 4), 224, 224)], 3, 4, 396);
-        assert!(matches!(shape, Some(Shape::Tiles { rows: 4, .. })), "{shape:?}");
-        // A span too tall for shared memory at 16 rows: the tallest that fits.
-        let tall = tile_spans(&(0..64).map(|y| 16 * y).collect::<Vec<_>>(), 8);
-        let shape = tile_shape(&[(tall, 1024, 4096)], 4, 4, 1);
-        assert!(matches!(shape, Some(Shape::Tiles { rows: 2, .. })), "{shape:?}");
+        // 8K to 4K RGB8 with 4 taps: tiles of 32 rows would sum 66 rows, more than 48 KiB;
+        // tiles of 31 sum 64, 8 iterations of the block's two rows of 4; tiles of 16 sum 34,
+        // 5 iterations, twice as many tiles.
+        let halving = shape((0..2160).map(|y| 2 * y).collect(), 4, (3840, 2160), 3, 132);
+        assert!(matches!(halving, Some(Shape::Tiles { rows: 31, words }) if words == 64 * 64 * 3), "{halving:?}");
+        // 1080p to 224x224 (rows 4.82 apart, 4 taps): 56 tiles of 16 rows, one an SM, each
+        // summing 76 rows, against 180 tiles of 5 rows summing 24, two on the busiest SMs
+        // (of 3 rows: 300 tiles, three on some).
+        let small = shape((0..224).map(|y| (y as f64 * 1080.0 / 224.0) as i32).collect(), 4, (224, 224), 3, 132);
+        assert!(matches!(small, Some(Shape::Tiles { rows: 5, .. })), "{small:?}");
+        // A span too tall for shared memory at 4 rows (16 rows apart, 8 taps: 56 rows of
+        // 1 KiB): the tallest that fits.
+        let tall = shape((0..64).map(|y| 16 * y).collect(), 8, (4096, 1024), 4, 1);
+        assert!(matches!(tall, Some(Shape::Tiles { rows: 3, .. })), "{tall:?}");
     }
 }
