@@ -180,4 +180,18 @@ macro_rules! ops {
     };
 }
 
-ops!(grayscale, histogram, grayscale_histogram, equalize, lut, gather, copy, clahe, orient, resize, border, warp);
+ops!(
+    grayscale,
+    histogram,
+    grayscale_histogram,
+    equalize,
+    lut,
+    gather,
+    copy,
+    clahe,
+    orient,
+    resize,
+    border,
+    warp,
+    tensor
+);

@@ -22,4 +22,5 @@ pub use crate::ops::histogram::cpu::histogram;
 pub use crate::ops::lut::cpu::{apply_lut, apply_luts};
 pub use crate::ops::orient::cpu::orient;
 pub use crate::ops::resize::cpu::{resize, resize_box, resize_layout, resize_planar};
+pub use crate::ops::tensor::cpu::{from_tensor, to_tensor, to_tensor_batch};
 pub use crate::ops::warp::cpu::warp;

@@ -72,6 +72,7 @@ pub use crate::ops::histogram::{DeviceHistogram, DeviceHistograms, Histogram};
 pub use crate::ops::lut::{DeviceLuts, Lut};
 pub use crate::ops::orient::Orientation;
 pub use crate::ops::resize::{CvInterpolation, Filter, PilFilter, ResizeLayout, Sizing, SourceBox};
+pub use crate::ops::tensor::{DType, DeviceTensor, Normalize, Tensor, TensorLayout, TensorShape, TensorSpec};
 pub use crate::ops::warp::{Warp, WarpFilter};
 pub use crate::pipeline::{GpuPool, Pipeline};
 pub use crate::pixel::{Bgr8, Bgra8, Color, Gray, Gray8, La8, Pixel, Rgb8, Rgba8};

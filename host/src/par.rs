@@ -239,3 +239,26 @@ pub fn warp<P: Pixel>(
 ) -> Result<Image<P>> {
     crate::ops::warp::cpu::run(src, warp, (width, height), filter, border, true)
 }
+
+/// [`cpu::to_tensor`] on all cores.
+pub fn to_tensor<P: Pixel>(src: &ImageView<'_, P>, spec: &crate::TensorSpec) -> Result<crate::Tensor> {
+    to_tensor_batch(std::slice::from_ref(src), spec)
+}
+
+/// [`cpu::to_tensor_batch`] on all cores: every row of every image at once, each placed
+/// in the tensor after.
+pub fn to_tensor_batch<P: Pixel>(images: &[ImageView<'_, P>], spec: &crate::TensorSpec) -> Result<crate::Tensor> {
+    use crate::ops::tensor::cpu::{place, plan, row};
+    let (shape, format) = plan::<P>(images, spec)?;
+    let rows: Vec<Vec<u8>> = (0..images.len() * shape.height)
+        .into_par_iter()
+        .map(|i| row(&images[i / shape.height], &shape, &format, i % shape.height))
+        .collect();
+    let mut bytes = vec![0u8; shape.bytes()?];
+    for (n, out) in bytes.chunks_exact_mut(shape.image_bytes()).enumerate() {
+        for y in 0..shape.height {
+            place(out, &shape, y, &rows[n * shape.height + y]);
+        }
+    }
+    crate::Tensor::from_bytes(shape, bytes)
+}

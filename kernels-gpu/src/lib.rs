@@ -52,6 +52,7 @@ pub mod histogram;
 pub mod lut;
 pub mod orient;
 pub mod resize;
+pub mod tensor;
 pub mod warp;
 
 /// A kernel that panics traps: the launch fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which

@@ -343,6 +343,17 @@ impl Stream {
         Ok(DeviceBuffer::from_raw(self.alloc_tracked::<u8>(bytes.max(1))?, len))
     }
 
+    /// A new device buffer of `len` elements that the caller overwrites on this stream
+    /// before anything reads them (a kernel's whole output): no memset.
+    pub(crate) fn alloc_slice_for_output<T: Pod + DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::TooLarge {
+            what: "device buffer".into(),
+            size: len as u64,
+            limit: usize::MAX as u64,
+        })?;
+        Ok(DeviceBuffer::from_raw(self.alloc_overwritten::<u8>(bytes.max(1))?, len))
+    }
+
     /// Copies one device buffer into another of the same length, on the device.
     ///
     /// ```
