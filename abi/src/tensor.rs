@@ -58,8 +58,7 @@ impl Affine {
 /// comparisons only, so that no float rounding function of either side is needed.
 #[inline(always)]
 pub fn round_u8(x: f32) -> u8 {
-    // NaN fails both comparisons and ends at 0.
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     if x >= 255.0 {

@@ -38,6 +38,8 @@ pub mod bench;
 pub mod codec;
 pub mod cpu;
 mod device;
+#[cfg(feature = "dlpack")]
+pub mod dlpack;
 mod error;
 #[cfg(feature = "io")]
 pub mod files;

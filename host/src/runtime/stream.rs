@@ -354,6 +354,17 @@ impl Stream {
         Ok(DeviceBuffer::from_raw(self.alloc_overwritten::<u8>(bytes.max(1))?, len))
     }
 
+    /// `bytes` bytes of device memory another library owns, as a buffer cuimg's work orders
+    /// itself on (see [`DeviceImage::from_raw_parts`]); dropping it frees nothing.
+    ///
+    /// # Safety
+    /// As [`DeviceImage::from_raw_parts`], for `bytes` bytes at `ptr`.
+    pub(crate) unsafe fn borrow_slice(&self, ptr: u64, bytes: usize) -> Result<DeviceBuffer<u8>> {
+        // SAFETY: the caller's contract; `Tracked::borrowed` never frees the memory.
+        let slice = unsafe { self.raw.upgrade_device_ptr::<u8>(ptr, bytes) };
+        Ok(DeviceBuffer::from_raw(Tracked::borrowed(slice, &self.raw)?, bytes))
+    }
+
     /// Copies one device buffer into another of the same length, on the device.
     ///
     /// ```

@@ -273,6 +273,12 @@ impl<T> Tracked<T> {
         self.slice().context()
     }
 
+    /// Waits on the host until every access cuimg queued on the memory has finished (before
+    /// handing it to code that does not follow its events: a DLPack consumer).
+    pub fn finish(&self) -> Result<(), DriverError> {
+        lock(&self.history).host_wait(true)
+    }
+
     /// Access for reading on `stream`: `stream` now waits for the last write, and the read
     /// is recorded when the guard drops, so queue the work before dropping it.
     pub fn read<'a>(&'a self, stream: &'a Arc<CudaStream>) -> Result<Read<'a, T>, DriverError> {
