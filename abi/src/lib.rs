@@ -193,5 +193,6 @@ ops!(
     resize,
     border,
     warp,
-    tensor
+    tensor,
+    yuv
 );

@@ -76,6 +76,7 @@ pub use crate::ops::orient::Orientation;
 pub use crate::ops::resize::{CvInterpolation, Filter, PilFilter, ResizeLayout, Sizing, SourceBox};
 pub use crate::ops::tensor::{DType, DeviceTensor, Normalize, Tensor, TensorLayout, TensorShape, TensorSpec};
 pub use crate::ops::warp::{Warp, WarpFilter};
+pub use crate::ops::yuv::{DeviceYuvFrame, YuvFrame, YuvLayout, YuvMatrix, YuvPixel, YuvRange, YuvSpec};
 pub use crate::pipeline::{GpuPool, Pipeline};
 pub use crate::pixel::{Bgr8, Bgra8, Color, Gray, Gray8, La8, Pixel, Rgb8, Rgba8};
 pub use crate::runtime::{

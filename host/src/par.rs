@@ -262,3 +262,43 @@ pub fn to_tensor_batch<P: Pixel>(images: &[ImageView<'_, P>], spec: &crate::Tens
     }
     crate::Tensor::from_bytes(shape, bytes)
 }
+
+/// [`cpu::yuv_to_image`] on all cores: rows of units at once.
+pub fn yuv_to_image<P: crate::YuvPixel>(frame: &crate::YuvFrame, spec: crate::YuvSpec) -> Result<Image<P>> {
+    use crate::ops::yuv::cpu::decode_units;
+    let f = frame.frame(0);
+    let (uw, uh) = f.units();
+    let rows: Vec<Vec<(u32, u32, P)>> = (0..uh)
+        .into_par_iter()
+        .map(|uy| {
+            let mut v = Vec::with_capacity(uw as usize * f.unit_pixels() as usize);
+            decode_units::<P>(frame, &f, spec, uy, 0..uw, |x, y, p| v.push((x, y, p)));
+            v
+        })
+        .collect();
+    let mut out = Image::<P>::filled(frame.width(), frame.height(), 0);
+    for (x, y, p) in rows.into_iter().flatten() {
+        out.put(x, y, p);
+    }
+    Ok(out)
+}
+
+/// [`cpu::image_to_yuv`] on all cores: rows of units at once.
+pub fn image_to_yuv<P: crate::YuvPixel>(
+    src: &ImageView<'_, P>,
+    layout: crate::YuvLayout,
+    spec: crate::YuvSpec,
+) -> Result<crate::YuvFrame> {
+    use crate::ops::yuv::cpu::encode_units;
+    let n = layout.frame_bytes(src.width(), src.height())?;
+    let empty = crate::YuvFrame::from_bytes(layout, src.width(), src.height(), vec![0; n])?;
+    let f = empty.frame(0);
+    let (uw, uh) = f.units();
+    let rows: Vec<Vec<(usize, u8)>> =
+        (0..uh).into_par_iter().map(|uy| encode_units(src, &f, spec, layout, uy, 0..uw)).collect();
+    let mut bytes = empty.as_bytes().to_vec();
+    for (at, v) in rows.into_iter().flatten() {
+        bytes[at] = v;
+    }
+    crate::YuvFrame::from_bytes(layout, src.width(), src.height(), bytes)
+}

@@ -54,6 +54,7 @@ pub mod orient;
 pub mod resize;
 pub mod tensor;
 pub mod warp;
+pub mod yuv;
 
 /// A kernel that panics traps: the launch fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which
 /// the host reports as a typed error. No formatting machinery is pulled in, so the PTX has no

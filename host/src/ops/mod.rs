@@ -33,4 +33,6 @@ operations! {
     // Tensors are not images (the registry's targets are images and bins): tested on their
     // own (tests/tests/tensor.rs).
     tensor: [];
+    // YUV frames are not images either: tested on their own (tests/tests/yuv.rs).
+    yuv: [];
 }

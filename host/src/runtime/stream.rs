@@ -359,6 +359,7 @@ impl Stream {
     ///
     /// # Safety
     /// As [`DeviceImage::from_raw_parts`], for `bytes` bytes at `ptr`.
+    #[cfg(feature = "dlpack")]
     pub(crate) unsafe fn borrow_slice(&self, ptr: u64, bytes: usize) -> Result<DeviceBuffer<u8>> {
         // SAFETY: the caller's contract; `Tracked::borrowed` never frees the memory.
         let slice = unsafe { self.raw.upgrade_device_ptr::<u8>(ptr, bytes) };

@@ -275,6 +275,7 @@ impl<T> Tracked<T> {
 
     /// Waits on the host until every access cuimg queued on the memory has finished (before
     /// handing it to code that does not follow its events: a DLPack consumer).
+    #[cfg(feature = "dlpack")]
     pub fn finish(&self) -> Result<(), DriverError> {
         lock(&self.history).host_wait(true)
     }
