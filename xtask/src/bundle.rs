@@ -71,7 +71,7 @@ pub fn run() -> Result {
         "--package",
         "cuimg",
         "--features",
-        "bench-knobs",
+        "bench-knobs,dlpack",
         "--examples",
         "--benches",
     ])?);
