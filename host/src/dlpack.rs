@@ -45,7 +45,7 @@ struct Export<T> {
     dims: Vec<i64>,
     strides: Vec<i64>,
     dtype: DataType,
-    device: i32,
+    device: Device,
 }
 
 impl<T> TensorLike<StridedLayout> for Export<T> {
@@ -60,7 +60,7 @@ impl<T> TensorLike<StridedLayout> for Export<T> {
     }
 
     fn device(&self) -> Result<Device> {
-        Ok(Device { device_type: DeviceType::Cuda, device_id: self.device })
+        Ok(self.device)
     }
 
     fn data_type(&self) -> Result<DataType> {
@@ -102,6 +102,7 @@ fn out<T>(
         why: format!("{ordinal} does not fit DLPack's 32 bits"),
     })?;
     // Writable (dlpark's default flag is read-only): the memory is the consumer's now.
+    let device = Device { device_type: DeviceType::Cuda, device_id: device };
     SafeManagedTensorVersioned::with_flags(Export { _keep: keep, ptr, dims, strides, dtype, device }, Flags::empty())
 }
 
@@ -276,36 +277,11 @@ mod tests {
     use super::*;
 
     /// A tensor description with no memory behind it: only the checks read it.
-    struct Fake {
-        device: Device,
-        dtype: DataType,
-        dims: Vec<i64>,
-        strides: Vec<i64>,
-        ptr: u64,
-    }
-
-    impl TensorLike<StridedLayout> for Fake {
-        type Error = Error;
-        fn data_ptr(&self) -> *mut c_void {
-            self.ptr as usize as *mut c_void
-        }
-        fn memory_layout(&self) -> StridedLayout {
-            StridedLayout::new([self.dims.as_slice(), self.strides.as_slice()].concat())
-        }
-        fn device(&self) -> Result<Device> {
-            Ok(self.device)
-        }
-        fn data_type(&self) -> Result<DataType> {
-            Ok(self.dtype)
-        }
-        fn byte_offset(&self) -> u64 {
-            0
-        }
-    }
+    type Fake = Export<()>;
 
     fn good() -> Fake {
         let dims = vec![2, 3, 4, 5];
-        Fake { device: Device::cuda(0), dtype: DataType::F16, strides: compact(&dims), dims, ptr: 0x10000 }
+        Fake { _keep: (), device: Device::cuda(0), dtype: DataType::F16, strides: compact(&dims), dims, ptr: 0x10000 }
     }
 
     fn checked(f: Fake, flags: Flags) -> Result<(Vec<u32>, u64)> {
