@@ -1,0 +1,340 @@
+//! OpenCV's separable resize in tiles (see `cuimg_abi::resize::ResizeSeparable`): each
+//! source row a tile reads summed across once into shared memory, then combined down by
+//! the plan's rule, a constant of each kernel.
+
+use super::{clamp, frame, job, round_u8, store4};
+use crate::device::shared;
+use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
+use cuimg_abi::resize::{ResizeSeparable, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
+
+/// One output element of OpenCV's vertical rules (`VResize*<uchar>`), built a tap at a time
+/// from the last tap down (so that the right-nested float sum of the cubic's vector form
+/// is one accumulator): `int`, the fixed-point sum or terms; `float`, the cubic's vector
+/// form. The rule `R` is a constant (see [`ResizeSeparable`]): a rule read at run time
+/// branched on every tap of every element.
+#[derive(Clone, Copy)]
+struct Vertical {
+    int: i32,
+    float: f32,
+}
+
+impl Vertical {
+    const ZERO: Vertical = Vertical { int: 0, float: 0.0 };
+
+    /// Tap `k` (taps come last to first): row sum `s` weighted `b` by rule `R`. Taps past a
+    /// plan's count have weight 0 and change nothing. `VEC`: every element of this one is
+    /// in the cubic's vector form, so its scalar sum is not kept.
+    #[inline(always)]
+    fn step<const R: u32, const VEC: bool>(&mut self, k: usize, s: i32, b: i32) {
+        match R {
+            // OpenCV's `VResizeLinear<uchar>`: each product of the row over 16 shifted by 16.
+            0 => self.int += (b * (s >> 4)) >> 16,
+            1 => {
+                // OpenCV's vector form: each weight over 2^22 in float, the products summed as
+                // S0*b0 + (S1*b1 + (S2*b2 + S3*b3)); the scalar form in `int`.
+                if k < 4 {
+                    let scale = 1.0f32 / (2048.0 * 2048.0);
+                    self.float += s as f32 * (b as f32 * scale);
+                }
+                if !VEC {
+                    self.int = self.int.wrapping_add(s.wrapping_mul(b));
+                }
+            }
+            _ => self.int = self.int.wrapping_add(s.wrapping_mul(b)),
+        }
+    }
+
+    /// The byte, for element `e` of the output row (the cubic's first `vector_elems` take
+    /// the vector form; all of them where `VEC`).
+    #[inline(always)]
+    fn finish<const R: u32, const VEC: bool>(self, e: u32, vector_elems: u32) -> u8 {
+        match R {
+            0 => ((self.int + 2) >> 2).clamp(0, 255) as u8,
+            // The reference's `(int as i64 + 2^15) >> 16` in 32 bits: a sum that large
+            // gives 255 either way, and below it the addition cannot overflow.
+            3 => ((self.int.min(0x7FFF_0000) + (1 << 15)) >> 16).clamp(0, 255) as u8,
+            1 if VEC || e < vector_elems => round_u8(self.float),
+            _ => (self.int.wrapping_add(1 << 21) >> 22).clamp(0, 255) as u8,
+        }
+    }
+}
+
+/// Four `i32` read as one 16-byte shared load.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Quad([i32; 4]);
+
+/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps
+/// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
+/// block and iteration.
+///
+/// Shared memory holds the tile's row sums as `sums[(k * C + c) * SEPARABLE_TILE_W + xl]`
+/// for source row `r0 + k` (clamped into the source when read), channel `c`, column `xl` of
+/// the tile: consecutive lanes write consecutive words, and each thread reads its four
+/// columns as one 16-byte load.
+///
+/// # Safety
+/// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
+/// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
+/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most `T`; blocks of
+/// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSeparable) {
+    // SAFETY: the caller's contract.
+    let j = unsafe { job(&p.jobs) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { frame::<C>(&j) };
+    // Indices are u32 (image sides are), addresses u64 only where formed: 64-bit values
+    // take two registers each, and the bound of 3 blocks an SM leaves 80.
+    const W: u32 = SEPARABLE_TILE_W;
+    const STEP1: u32 = SEPARABLE_THREADS / W;
+    let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
+    let (xt, yt) = (p.x_taps as usize, p.y_taps as usize);
+    let (dw, dh) = (j.dst.width, j.dst.height);
+    let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
+    const _: () = assert!(SEPARABLE_TILE_ROWS <= 2 * (SEPARABLE_THREADS / (W / 4)), "two rows a thread in phase 2");
+    // The source rows the shared memory holds (the host's tile choice fits them; the bound
+    // keeps every access inside it whatever the tables say).
+    let cap = (p.tile_words / (W * C as u32)) as i32;
+    let sums = shared::dynamic::<i32>();
+    let t = thread_idx_x();
+    let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
+    let src = j.src.data as usize as *const u8;
+    // Block-uniform tile loops: every thread of the block runs the same iterations, so the
+    // barriers inside are reached by all.
+    let mut ty = block_idx_y();
+    while ty < dh.div_ceil(rows) {
+        let y0 = ty * rows;
+        let y1 = (y0 + rows).min(dh) - 1;
+        // SAFETY: rows `y0` and `y1` of the job's first-row table.
+        let (r0, r1) = unsafe { (*ints.add((j.y + y0) as usize), *ints.add((j.y + y1) as usize)) };
+        let span = (r1 + yt as i32 - r0).min(cap);
+        let mut tx = block_idx_x();
+        while tx < dw.div_ceil(W) {
+            let x0 = tx * W;
+            // 1. The row sums: thread `t` takes column `t % W` of rows `t / W`, step `STEP1`.
+            let xl = t % W;
+            let x = x0 + xl;
+            if x < dw {
+                // SAFETY: column `x`'s entries of the job's tables.
+                let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
+                let mut a = [0i32; T];
+                let mut cols = [0u32; T];
+                for i in 0..T {
+                    cols[i] = clamp(first + i as i64, j.src.width) as u32 * C as u32;
+                    if i < xt {
+                        // SAFETY: as above.
+                        a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * xt + i) } as i32;
+                    }
+                }
+                // Columns wholly inside the source are read at constant offsets from the
+                // first (one address a row, not one a tap); the others through `cols`.
+                let inside = first >= 0 && first + xt as i64 <= j.src.width as i64;
+                // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
+                // row's are clamped into the source, so they read memory even past the
+                // span; its sums are kept only inside it).
+                let mut k = (t / W) as i32;
+                while k < span {
+                    let k2 = k + STEP1 as i32;
+                    // SAFETY: rows of the source (clamped into it).
+                    let (line, line2) = unsafe {
+                        (
+                            src.add((clamp((r0 + k) as i64, j.src.height) * j.src.pitch) as usize),
+                            src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
+                        )
+                    };
+                    // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..xt` are
+                    // `cols[0] + i * C` (in the row: `first + xt <= width`).
+                    let (acc, acc2) = unsafe {
+                        if inside {
+                            across::<C, T, true>(line, line2, &cols, &a, xt)
+                        } else {
+                            across::<C, T, false>(line, line2, &cols, &a, xt)
+                        }
+                    };
+                    for c in 0..C {
+                        // SAFETY: k < span <= cap, so the index is below `tile_words`.
+                        unsafe { *sums.add(((k as u32 * C as u32 + c as u32) * W + xl) as usize) = acc[c] };
+                        if k2 < span {
+                            // SAFETY: as above, for k2.
+                            unsafe { *sums.add(((k2 as u32 * C as u32 + c as u32) * W + xl) as usize) = acc2[c] };
+                        }
+                    }
+                    k += 2 * STEP1 as i32;
+                }
+            }
+            sync_threads();
+            // 2. The output: thread `t` makes pixels `4 * (t % (W / 4))` .. + 4 of the tile's
+            //    rows `t / (W / 4)` and 16 after it (a tile has at most 32).
+            let xs = x0 + 4 * (t % (W / 4));
+            // (A loop on `rows`, not on a constant 2: fully unrolled, its two bodies' values
+            // live at once and spill.)
+            let mut yl = t / (W / 4);
+            while yl < rows {
+                let y = y0 + yl;
+                if y < dh && xs < dw {
+                    let n = 4u32.min(dw - xs);
+                    // SAFETY: row `y`'s entries of the job's tables.
+                    let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
+                    let mut b = [0i32; T];
+                    for k in 0..T {
+                        if k < yt {
+                            // SAFETY: as above.
+                            b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
+                        }
+                    }
+                    let down = Down { sums, at: xs - x0, kk, span, yt, xs, vector_elems: j.extra };
+                    // The cubic's four pixels are, but for a row's last few elements, all in
+                    // its vector form: those skip the scalar sum.
+                    // SAFETY: `sums` holds `span` rows of the tile (`span <= cap`).
+                    let words = unsafe {
+                        if R == 1 && (xs + 4) * C as u32 <= j.extra {
+                            down.four::<C, T, R, true>(&b)
+                        } else {
+                            down.four::<C, T, R, false>(&b)
+                        }
+                    };
+                    // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
+                    // its data and pitch.
+                    unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
+                }
+                yl += SEPARABLE_THREADS / (W / 4);
+            }
+            // The next tile's sums overwrite these.
+            sync_threads();
+            tx += grid_dim_x();
+        }
+        ty += grid_dim_y();
+    }
+}
+
+/// The sums across of one column of two source rows, each channel: `T` taps (the first
+/// `xt` weighted by `a`) at `cols` (byte offsets in the rows), or, where `INSIDE`, at
+/// `cols[0] + i * C`, constant offsets from one address.
+///
+/// # Safety
+/// Every offset read lies in both rows.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
+    line: *const u8,
+    line2: *const u8,
+    cols: &[u32; T],
+    a: &[i32; T],
+    xt: usize,
+) -> ([i32; C], [i32; C]) {
+    let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
+    // SAFETY: the caller's contract.
+    let (p, p2) = unsafe { (line.add(cols[0] as usize), line2.add(cols[0] as usize)) };
+    for i in 0..T {
+        if i < xt {
+            for c in 0..C {
+                // SAFETY: pixels of the rows (the caller's contract).
+                let (px, px2) = unsafe {
+                    if INSIDE {
+                        (*p.add(i * C + c) as i32, *p2.add(i * C + c) as i32)
+                    } else {
+                        (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
+                    }
+                };
+                acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
+                acc2[c] = acc2[c].wrapping_add(px2.wrapping_mul(a[i]));
+            }
+        }
+    }
+    (acc, acc2)
+}
+
+/// Phase 2 of [`separable`] for one thread's four pixels of an output row: where its rows'
+/// sums are in the tile's shared memory and how they combine.
+struct Down {
+    sums: *mut i32,
+    /// The four pixels' first column in the tile (a multiple of 4).
+    at: u32,
+    /// The row's first source row, from the tile's first.
+    kk: i32,
+    span: i32,
+    yt: usize,
+    /// The four pixels' first column in the output.
+    xs: u32,
+    vector_elems: u32,
+}
+
+impl Down {
+    /// The four pixels' bytes as [`store4`] takes them: rule `R` over the `yt` rows from
+    /// `kk` weighted by `b` (rows outside `0..span` are skipped); `VEC`: every element is
+    /// in the cubic's vector form.
+    ///
+    /// # Safety
+    /// `sums` holds `span` rows of the tile.
+    #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+    #[inline(always)]
+    unsafe fn four<const C: usize, const T: usize, const R: u32, const VEC: bool>(&self, b: &[i32; T]) -> [u32; C] {
+        const W: u32 = SEPARABLE_TILE_W;
+        let mut words = [0u32; C];
+        for c in 0..C {
+            let mut v = [Vertical::ZERO; 4];
+            for k in (0..T).rev() {
+                let r = self.kk + k as i32;
+                if k < self.yt && r >= 0 && r < self.span {
+                    let at = (r as u32 * C as u32 + c as u32) * W + self.at;
+                    // SAFETY: r < span, 4 | at (W and `self.at` are), so the four words lie
+                    // inside the tile's rows, 16-byte aligned.
+                    let q = unsafe { *(self.sums.add(at as usize) as *const Quad) };
+                    for i in 0..4 {
+                        v[i].step::<R, VEC>(k, q.0[i], b[k]);
+                    }
+                }
+            }
+            for i in 0..4 {
+                let e = (self.xs + i as u32) * C as u32 + c as u32;
+                let k = i * C + c;
+                words[k / 4] |= (v[i].finish::<R, VEC>(e, self.vector_elems) as u32) << (8 * (k % 4));
+            }
+        }
+        words
+    }
+}
+
+/// The separable kernels, one per channel count and tap count.
+macro_rules! separable_kernels {
+    ($([$name:ident, $marker:ident, $c:literal, $t:literal]),*) => {
+        $(
+            /// See [`separable`]; 2-D over the largest output, one job a grid layer.
+            ///
+            /// # Safety
+            /// [`separable`]'s contract, for plans of at most this kernel's taps.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
+                // SAFETY: forwarded contract; the rule is a constant of each body (a
+                // kernel of 2 taps takes linear and OpenCV's exact linear, of 4 the cubic,
+                // of 8 Lanczos-4: `ResizeSeparable`'s contract).
+                unsafe {
+                    match $t {
+                        2 if p.rule == 3 => separable::<$c, $t, 3>(p),
+                        2 => separable::<$c, $t, 0>(p),
+                        4 => separable::<$c, $t, 1>(p),
+                        _ => separable::<$c, $t, 2>(p),
+                    }
+                }
+            }
+            abi!(cuimg_abi::resize::$marker, $name);
+        )*
+    };
+}
+
+separable_kernels!(
+    [resize_separable2_c1, ResizeSeparable2C1, 1, 2],
+    [resize_separable2_c2, ResizeSeparable2C2, 2, 2],
+    [resize_separable2_c3, ResizeSeparable2C3, 3, 2],
+    [resize_separable2_c4, ResizeSeparable2C4, 4, 2],
+    [resize_separable4_c1, ResizeSeparable4C1, 1, 4],
+    [resize_separable4_c2, ResizeSeparable4C2, 2, 4],
+    [resize_separable4_c3, ResizeSeparable4C3, 3, 4],
+    [resize_separable4_c4, ResizeSeparable4C4, 4, 4],
+    [resize_separable_c1, ResizeSeparableC1, 1, 8],
+    [resize_separable_c2, ResizeSeparableC2, 2, 8],
+    [resize_separable_c3, ResizeSeparableC3, 3, 8],
+    [resize_separable_c4, ResizeSeparableC4, 4, 8]
+);
