@@ -98,8 +98,8 @@ fn run() -> cuimg::Result<()> {
     Ok(())
 }
 
-/// One batch: the files read and decoded, each resized into its own 224x224 image and
-/// normalized into its place of the batch's tensor.
+/// One batch: the files read and decoded, all resized into a batch of 224x224 images in one
+/// launch, and all normalized into the batch's tensor in one more.
 fn preprocess(
     s: &Stream,
     jpeg: &Jpeg,
@@ -112,7 +112,10 @@ fn preprocess(
         .map(|p| std::fs::read(p).map_err(|source| cuimg::Error::Io { path: p.clone(), source }))
         .collect::<cuimg::Result<_>>()?;
     let views: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
-    let decoded = jpeg.decode_batch::<Rgb8>(s, &views)?;
+    let decoded: Vec<DeviceImage<Rgb8>> =
+        jpeg.decode_batch::<Rgb8>(s, &views)?.into_iter().collect::<cuimg::Result<_>>()?;
+    let mut small = s.alloc_batch::<Rgb8>(&vec![(224, 224); files.len()])?;
+    s.resize_images(&decoded.iter().map(DeviceImage::view).collect::<Vec<_>>(), &mut small, filter)?;
     let shape = TensorShape {
         images: files.len(),
         channels: 3,
@@ -122,11 +125,7 @@ fn preprocess(
         layout: TensorLayout::Nchw,
     };
     let mut tensor = s.alloc_tensor(shape)?;
-    let mut small: DeviceImage<Rgb8> = s.alloc(224, 224)?;
-    for (i, img) in decoded.into_iter().enumerate() {
-        s.resize(&img?, &mut small, filter)?;
-        s.to_tensor(&small, spec, &mut tensor, i)?;
-    }
+    s.to_tensor_batch(&small, spec, &mut tensor)?;
     Ok(tensor)
 }
 

@@ -470,3 +470,38 @@ fn tables_kept_on_streams_stay_right_as_their_arenas_grow() {
     let want = cpu::resize(&img.view(), 224, 224, f).unwrap();
     assert_eq!(streams[0].download_batch(&out).unwrap(), vec![want; 9], "one size nine times in a batch");
 }
+
+/// Images that are not one batch (separate allocations, and a region of one) resized into
+/// a batch of ragged sizes (`Stream::resize_images`): each the reference's bytes, for every
+/// kind of plan; a batch of another length refused.
+#[test]
+fn images_of_their_own_resize_into_a_batch_as_the_reference() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let s = gpu.stream().unwrap();
+    let imgs: Vec<Image<Rgb8>> = [(640, 480), (33, 17), (224, 224), (1, 1), (700, 500)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(w, h))| cuimg_tests::random(w, h, 90 + i as u64))
+        .collect();
+    let dev: Vec<_> = imgs.iter().map(|i| s.upload(&i.view()).unwrap()).collect();
+    let r = cuimg::Rect::new(10, 20, 301, 199);
+    let mut views: Vec<_> = dev.iter().map(|d| d.view()).collect();
+    views[4] = dev[4].roi(r).unwrap();
+    let sources: Vec<_> =
+        imgs.iter().enumerate().map(|(i, img)| if i == 4 { img.view().roi(r).unwrap() } else { img.view() }).collect();
+    let sizes = [(224, 224), (50, 31), (224, 224), (7, 3), (224, 224)];
+    for name in ["cv-nearest", "cv-linear", "cv-area", "cv-cubic", "cv-lanczos4", "pil-bilinear", "pil-lanczos"] {
+        let f: Filter = name.parse().unwrap();
+        let mut out = s.alloc_batch::<Rgb8>(&sizes).unwrap();
+        s.resize_images(&views, &mut out, f).unwrap();
+        let got = s.download_batch(&out).unwrap();
+        for (i, (src, &(w, h))) in sources.iter().zip(&sizes).enumerate() {
+            assert_eq!(got[i], cpu::resize(src, w, h, f).unwrap(), "{name}, image {i}");
+        }
+    }
+    let mut one = s.alloc_batch::<Rgb8>(&[(8, 8)]).unwrap();
+    assert!(matches!(
+        s.resize_images(&views, &mut one, "cv-linear".parse().unwrap()),
+        Err(cuimg::Error::WrongLength { .. })
+    ));
+}

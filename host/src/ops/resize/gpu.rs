@@ -213,6 +213,58 @@ impl Stream {
         self.resize_work::<Gray8>(work)
     }
 
+    /// Images that are not one batch (each its own allocation, as nvJPEG decodes them, or
+    /// regions of any images) resized into the images of `dst`, as [`Stream::resize_batch`]
+    /// resizes a batch: one launch for each kind of plan.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// use cuimg::{Filter, Image, Rgb8};
+    /// let (a, b) = (Image::<Rgb8>::filled(40, 30, 9), Image::<Rgb8>::filled(64, 48, 200));
+    /// let s = gpu.stream()?;
+    /// let (da, db) = (s.upload(&a.view())?, s.upload(&b.view())?);
+    /// let mut out = s.alloc_batch::<Rgb8>(&[(16, 16), (16, 16)])?;
+    /// s.resize_images(&[da.view(), db.view()], &mut out, "pil-bilinear".parse::<Filter>()?)?;
+    /// assert_eq!(s.download_batch(&out)?[1], Image::<Rgb8>::filled(16, 16, 200));
+    /// # Ok(()) }
+    /// ```
+    pub fn resize_images<P: Pixel>(
+        &self,
+        src: &[crate::runtime::DeviceView<'_, P>],
+        dst: &mut DeviceBatch<P>,
+        filter: Filter,
+    ) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::WrongLength { what: "the resize destination batch".into(), expected: src.len(), actual: dst.len() });
+        }
+        if !self.same_context(dst.buf.context()) || src.iter().any(|v| !self.same_context(v.img.buf.context())) {
+            return Err(Error::WrongContext("a resize source or the destination batch".into()));
+        }
+        let mut requests = Vec::with_capacity(src.len());
+        for (v, d) in src.iter().zip(&dst.entries) {
+            crate::validate::non_empty(v.width(), v.height())?;
+            requests.push(((v.width(), v.height()), (d.width, d.height), None));
+        }
+        let plans = plans_cached::<P>(&requests, filter)?;
+        let reads = src.iter().map(|v| v.ptr(&self.raw)).collect::<Result<Vec<_>>>()?;
+        let mut to = dst.buf.write(&self.raw)?;
+        let base_out = to.ptr().addr();
+        let c = P::CHANNELS as u64;
+        let work = plans
+            .into_iter()
+            .zip(src.iter().zip(&reads))
+            .zip(&dst.entries)
+            .map(|((plan, (v, (s, _))), d)| {
+                let l = v.layout();
+                let src = Plane { data: s.addr(), pitch: l.pitch, width: l.width, height: l.height };
+                let dst = Plane { data: base_out + d.offset as u64, pitch: d.width as u64 * c, width: d.width, height: d.height };
+                Work { plan, src, dst, frame: None }
+            })
+            .collect();
+        self.resize_work::<P>(work)
+    }
+
     /// Every image of a batch resized to its image in `dst` (any sizes each), as `filter`'s
     /// reference resizes it: one launch for each kind of plan the sizes make (one, for a
     /// batch of photos to one size), and one more per pass of Pillow's.
