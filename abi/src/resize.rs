@@ -84,9 +84,9 @@ pub struct ResizeGather {
 /// `ints[job.x + x]` with weights `shorts[job.xw + x * x_taps ..]`; the `y_taps` rows from
 /// `ints[job.y + y]` are combined with `shorts[job.yw + y * y_taps ..]` by `rule` (0 linear,
 /// 1 cubic, whose first `job.extra` elements of a row take the float form, 2 Lanczos-4, 3
-/// OpenCV's bit-exact linear). Each kernel's rules are constants of its code: the kernels
-/// of 2 taps take rules 0 and 3, of 4 rule 1, of 8 rule 2 (a rule read at run time
-/// branched on every tap).
+/// OpenCV's bit-exact linear). Each kernel's rules and taps are constants of its code: the
+/// kernels of 2 taps take rules 0 and 3, of 4 rule 1, of 8 rule 2, each with exactly its
+/// taps on both axes (a rule or count read at run time branched on every tap).
 ///
 /// The kernels work in tiles of [`SEPARABLE_TILE_W`] columns by `tile_rows` rows (at most
 /// [`SEPARABLE_TILE_ROWS`]), one block of [`SEPARABLE_THREADS`] threads a tile: first every

@@ -76,7 +76,7 @@ struct Quad([i32; 4]);
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
-/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are at most `T`; blocks of
+/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are `T`; blocks of
 /// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
@@ -90,7 +90,9 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
     const W: u32 = SEPARABLE_TILE_W;
     const STEP1: u32 = SEPARABLE_THREADS / W;
     let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
-    let (xt, yt) = (p.x_taps as usize, p.y_taps as usize);
+    // Plans of exactly `T` taps each way (the host's pairing of rules and kernels): the tap
+    // loops' bounds are constants, with no test of a run-time count on every tap.
+    let (xt, yt) = (T, T);
     let (dw, dh) = (j.dst.width, j.dst.height);
     let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
     const _: () = assert!(SEPARABLE_TILE_ROWS <= 2 * (SEPARABLE_THREADS / (W / 4)), "two rows a thread in phase 2");

@@ -316,20 +316,21 @@ impl Stream {
             tile_words: words,
         };
         // Each kernel combines rows by its own rules, as constants (see `ResizeSeparable`).
-        let kernel_taps = match (rule, xt.max(yt)) {
-            (0 | 3, 0..=2) => 2,
-            (1, 0..=4) => 4,
-            (2, 0..=8) => 8,
-            (rule, taps) => {
+        // Each takes plans of exactly its taps each way, as OpenCV's filters make them.
+        let kernel_taps = match (rule, xt, yt) {
+            (0 | 3, 2, 2) => 2,
+            (1, 4, 4) => 4,
+            (2, 8, 8) => 8,
+            (rule, xt, yt) => {
                 return Err(Error::InvalidParameter {
                     what: "a separable resize plan".into(),
-                    why: format!("rule {rule} with {taps} taps: no kernel takes it"),
+                    why: format!("rule {rule} with {xt} x {yt} taps: no kernel takes it"),
                 });
             }
         };
         // SAFETY: each job's tables hold `dst.width` first columns and `x_taps` weights each,
         // `dst.height` first rows and `y_taps` weights each, at its offsets; the kernel takes
-        // at least the larger tap count, and the rule (`kernel_taps`); the planes are guarded
+        // exactly these taps, and the rule (`kernel_taps`); the planes are guarded
         // views of P's channel count (the kernel's, by the match); blocks of
         // `SEPARABLE_THREADS` with `tile_words` of shared memory (`Shape::Tiles`).
         unsafe {
