@@ -1,5 +1,5 @@
 //! YUV frames to and from RGB (issue 29, part 3). Where each sample of a frame lies
-//! ([`Layout`]) and the fixed-point arithmetic ([`Decode`], [`Encode`]) live here, once,
+//! ([`Frame`]) and the fixed-point arithmetic ([`Decode`], [`Encode`]) live here, once,
 //! for the kernels and the CPU reference. BT.601 limited range is OpenCV's own
 //! (`color_yuv.simd.hpp`: 20-bit coefficients for 4:2:0 and decoding, 14-bit averaged pairs
 //! for its 4:2:2 encoder); the other matrices and full range use the same forms with
