@@ -64,7 +64,8 @@ impl Vertical {
 #[derive(Clone, Copy)]
 struct Quad([i32; 4]);
 
-/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of at most `T` taps
+/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of exactly `T` taps
+/// each way (the host's pairing of rules and kernels: the tap loops' bounds are constants)
 /// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
 /// block and iteration.
 ///
@@ -90,9 +91,6 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
     const W: u32 = SEPARABLE_TILE_W;
     const STEP1: u32 = SEPARABLE_THREADS / W;
     let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
-    // Plans of exactly `T` taps each way (the host's pairing of rules and kernels): the tap
-    // loops' bounds are constants, with no test of a run-time count on every tap.
-    let (xt, yt) = (T, T);
     let (dw, dh) = (j.dst.width, j.dst.height);
     let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
     const _: () = assert!(SEPARABLE_TILE_ROWS <= 2 * (SEPARABLE_THREADS / (W / 4)), "two rows a thread in phase 2");
@@ -111,7 +109,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
         let y1 = (y0 + rows).min(dh) - 1;
         // SAFETY: rows `y0` and `y1` of the job's first-row table.
         let (r0, r1) = unsafe { (*ints.add((j.y + y0) as usize), *ints.add((j.y + y1) as usize)) };
-        let span = (r1 + yt as i32 - r0).min(cap);
+        let span = (r1 + T as i32 - r0).min(cap);
         let mut tx = block_idx_x();
         while tx < dw.div_ceil(W) {
             let x0 = tx * W;
@@ -125,14 +123,12 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
                 let mut cols = [0u32; T];
                 for i in 0..T {
                     cols[i] = clamp(first + i as i64, j.src.width) as u32 * C as u32;
-                    if i < xt {
-                        // SAFETY: as above.
-                        a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * xt + i) } as i32;
-                    }
+                    // SAFETY: as above.
+                    a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * T + i) } as i32;
                 }
                 // Columns wholly inside the source are read at constant offsets from the
                 // first (one address a row, not one a tap); the others through `cols`.
-                let inside = first >= 0 && first + xt as i64 <= j.src.width as i64;
+                let inside = first >= 0 && first + T as i64 <= j.src.width as i64;
                 // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
                 // row's are clamped into the source, so they read memory even past the
                 // span; its sums are kept only inside it).
@@ -146,13 +142,13 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
                             src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
                         )
                     };
-                    // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..xt` are
-                    // `cols[0] + i * C` (in the row: `first + xt <= width`).
+                    // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..T` are
+                    // `cols[0] + i * C` (in the row: `first + T <= width`).
                     let (acc, acc2) = unsafe {
                         if inside {
-                            across::<C, T, true>(line, line2, &cols, &a, xt)
+                            across::<C, T, true>(line, line2, &cols, &a)
                         } else {
-                            across::<C, T, false>(line, line2, &cols, &a, xt)
+                            across::<C, T, false>(line, line2, &cols, &a)
                         }
                     };
                     for c in 0..C {
@@ -181,12 +177,10 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
                     let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
                     let mut b = [0i32; T];
                     for k in 0..T {
-                        if k < yt {
-                            // SAFETY: as above.
-                            b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * yt + k) } as i32;
-                        }
+                        // SAFETY: as above.
+                        b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * T + k) } as i32;
                     }
-                    let down = Down { sums, at: xs - x0, kk, span, yt, xs, vector_elems: j.extra };
+                    let down = Down { sums, at: xs - x0, kk, span, xs, vector_elems: j.extra };
                     // The cubic's four pixels are, but for a row's last few elements, all in
                     // its vector form: those skip the scalar sum.
                     // SAFETY: `sums` holds `span` rows of the tile (`span <= cap`).
@@ -211,9 +205,9 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
     }
 }
 
-/// The sums across of one column of two source rows, each channel: `T` taps (the first
-/// `xt` weighted by `a`) at `cols` (byte offsets in the rows), or, where `INSIDE`, at
-/// `cols[0] + i * C`, constant offsets from one address.
+/// The sums across of one column of two source rows, each channel: `T` taps weighted by
+/// `a` at `cols` (byte offsets in the rows), or, where `INSIDE`, at `cols[0] + i * C`,
+/// constant offsets from one address.
 ///
 /// # Safety
 /// Every offset read lies in both rows.
@@ -224,25 +218,22 @@ unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
     line2: *const u8,
     cols: &[u32; T],
     a: &[i32; T],
-    xt: usize,
 ) -> ([i32; C], [i32; C]) {
     let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
     // SAFETY: the caller's contract.
     let (p, p2) = unsafe { (line.add(cols[0] as usize), line2.add(cols[0] as usize)) };
     for i in 0..T {
-        if i < xt {
-            for c in 0..C {
-                // SAFETY: pixels of the rows (the caller's contract).
-                let (px, px2) = unsafe {
-                    if INSIDE {
-                        (*p.add(i * C + c) as i32, *p2.add(i * C + c) as i32)
-                    } else {
-                        (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
-                    }
-                };
-                acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
-                acc2[c] = acc2[c].wrapping_add(px2.wrapping_mul(a[i]));
-            }
+        for c in 0..C {
+            // SAFETY: pixels of the rows (the caller's contract).
+            let (px, px2) = unsafe {
+                if INSIDE {
+                    (*p.add(i * C + c) as i32, *p2.add(i * C + c) as i32)
+                } else {
+                    (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
+                }
+            };
+            acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
+            acc2[c] = acc2[c].wrapping_add(px2.wrapping_mul(a[i]));
         }
     }
     (acc, acc2)
@@ -257,14 +248,13 @@ struct Down {
     /// The row's first source row, from the tile's first.
     kk: i32,
     span: i32,
-    yt: usize,
     /// The four pixels' first column in the output.
     xs: u32,
     vector_elems: u32,
 }
 
 impl Down {
-    /// The four pixels' bytes as [`store4`] takes them: rule `R` over the `yt` rows from
+    /// The four pixels' bytes as [`store4`] takes them: rule `R` over the `T` rows from
     /// `kk` weighted by `b` (rows outside `0..span` are skipped); `VEC`: every element is
     /// in the cubic's vector form.
     ///
@@ -279,7 +269,7 @@ impl Down {
             let mut v = [Vertical::ZERO; 4];
             for k in (0..T).rev() {
                 let r = self.kk + k as i32;
-                if k < self.yt && r >= 0 && r < self.span {
+                if r >= 0 && r < self.span {
                     let at = (r as u32 * C as u32 + c as u32) * W + self.at;
                     // SAFETY: r < span, 4 | at (W and `self.at` are), so the four words lie
                     // inside the tile's rows, 16-byte aligned.
@@ -306,7 +296,7 @@ macro_rules! separable_kernels {
             /// See [`separable`]; 2-D over the largest output, one job a grid layer.
             ///
             /// # Safety
-            /// [`separable`]'s contract, for plans of at most this kernel's taps.
+            /// [`separable`]'s contract, for plans of exactly this kernel's taps.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
                 // SAFETY: forwarded contract; the rule is a constant of each body (a
