@@ -185,6 +185,15 @@ pub struct TensorFormat {
     pub affine: Affine,
 }
 
+impl TensorFormat {
+    /// The tensor channel that channel `c` of an image of `channels` goes to: the first
+    /// three reversed where `reverse` (and the image has them), else the same.
+    #[inline(always)]
+    pub const fn channel(&self, channels: usize, c: usize) -> usize {
+        if self.reverse != 0 && channels >= 3 && c < 3 { 2 - c } else { c }
+    }
+}
+
 /// The jobs of a launch: `list[blockIdx.z]`, or `one` where `list` is null (a single image
 /// uploads nothing).
 #[repr(C)]

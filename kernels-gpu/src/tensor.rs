@@ -30,12 +30,6 @@ fn element<const C: usize>(f: &TensorFormat, x: u64, y: u64, c: usize) -> u64 {
     index * dtype_bytes(f.dtype)
 }
 
-/// The tensor channel image channel `c` goes to (the first three reversed where asked).
-#[inline(always)]
-fn channel<const C: usize>(f: &TensorFormat, c: usize) -> usize {
-    if f.reverse != 0 && C >= 3 && c < 3 { 2 - c } else { c }
-}
-
 /// The job's image, normalized into the tensor from `tensor + job.offset`: tensor pixel
 /// `(x, y)` holds image pixel `(x, y)` (mirrored where `flip`) inside the job's rectangle,
 /// `fill` outside it.
@@ -62,7 +56,7 @@ unsafe fn to_tensor<const C: usize>(p: ToTensor) {
                 } else {
                     f.fill
                 };
-                let at = out + element::<C>(&f, x, y, channel::<C>(&f, c));
+                let at = out + element::<C>(&f, x, y, f.channel(C, c));
                 // SAFETY: an element of the job's image in the tensor, aligned (the caller's
                 // contract).
                 unsafe {
@@ -93,7 +87,7 @@ unsafe fn from_tensor<const C: usize>(p: FromTensor) {
         for x in grid_stride_x(j.width as u64) {
             let tx = if f.flip != 0 { j.width as u64 - 1 - x } else { x };
             for c in 0..C {
-                let at = src + element::<C>(&f, tx, y, channel::<C>(&f, c));
+                let at = src + element::<C>(&f, tx, y, f.channel(C, c));
                 // SAFETY: an element of the job's image in the tensor (tx < width <= the
                 // tensor's width), aligned.
                 let v = unsafe {

@@ -35,17 +35,10 @@ pub fn to_tensor_batch<P: Pixel>(images: &[ImageView<'_, P>], spec: &TensorSpec)
 
 /// The tensor's shape for `images` under `spec`, checked, and the kernels' format.
 pub(crate) fn plan<P: Pixel>(images: &[ImageView<'_, P>], spec: &TensorSpec) -> Result<(TensorShape, TensorFormat)> {
-    let (w, h) = spec.extent(images.iter().map(|i| (i.width(), i.height())))?;
-    let shape = TensorShape {
-        images: images.len(),
-        channels: P::CHANNELS,
-        height: h as usize,
-        width: w as usize,
-        dtype: spec.dtype,
-        layout: spec.layout,
-    };
+    let size = spec.extent(images.iter().map(|i| (i.width(), i.height())))?;
+    let shape = spec.shape(images.len(), P::CHANNELS, size);
     shape.bytes()?;
-    Ok((shape, spec.format((w, h))))
+    Ok((shape, spec.format(size)))
 }
 
 /// Row `y` of one image's tensor from `img`: its elements, channel by channel (NCHW: the
@@ -64,8 +57,7 @@ pub(crate) fn row<P: Pixel>(img: &ImageView<'_, P>, shape: &TensorShape, f: &Ten
                 Some(p) => f.affine.forward(bytemuck::bytes_of(&p)[c], c),
                 None => f.fill,
             };
-            let tc = if f.reverse != 0 && c_n >= 3 && c < 3 { 2 - c } else { c };
-            put(&mut out, shape.dtype, one.index(0, tc, 0, x), v);
+            put(&mut out, shape.dtype, one.index(0, f.channel(c_n, c), 0, x), v);
         }
     }
     out
@@ -119,8 +111,7 @@ pub fn from_tensor<P: Pixel>(tensor: &Tensor, index: usize, spec: &TensorSpec, w
             let tx = if f.flip != 0 { width as usize - 1 - x } else { x };
             let mut p = P::zeroed();
             for (c, b) in bytemuck::bytes_of_mut(&mut p).iter_mut().enumerate() {
-                let tc = if f.reverse != 0 && c_n >= 3 && c < 3 { 2 - c } else { c };
-                *b = f.affine.inverse(tensor.get(first + shape.index(0, tc, y, tx)), c);
+                *b = f.affine.inverse(tensor.get(first + shape.index(0, f.channel(c_n, c), y, tx)), c);
             }
             out.put(x as u32, y as u32, p);
         }

@@ -185,15 +185,8 @@ impl Stream {
 
 /// `shape` is what `spec` makes of images of `size` with P's channels, with at least
 /// `images` images.
-fn check_shape<P: Pixel>(shape: &TensorShape, spec: &TensorSpec, (w, h): (u32, u32), images: usize) -> Result<()> {
-    let want = TensorShape {
-        images: shape.images.max(images),
-        channels: P::CHANNELS,
-        height: h as usize,
-        width: w as usize,
-        dtype: spec.dtype,
-        layout: spec.layout,
-    };
+fn check_shape<P: Pixel>(shape: &TensorShape, spec: &TensorSpec, size: (u32, u32), images: usize) -> Result<()> {
+    let want = spec.shape(shape.images.max(images), P::CHANNELS, size);
     if *shape != want {
         return Err(Error::InvalidParameter {
             what: "tensor".into(),

@@ -211,6 +211,18 @@ impl TensorSpec {
         Ok((w, h))
     }
 
+    /// The shape of `images` images of `channels` in tensors of `width` x `height`.
+    pub(crate) fn shape(&self, images: usize, channels: usize, (width, height): (u32, u32)) -> TensorShape {
+        TensorShape {
+            images,
+            channels,
+            height: height as usize,
+            width: width as usize,
+            dtype: self.dtype,
+            layout: self.layout,
+        }
+    }
+
     pub(crate) fn format(&self, (width, height): (u32, u32)) -> TensorFormat {
         TensorFormat {
             width,
