@@ -291,12 +291,11 @@ pub fn image_to_yuv<P: crate::YuvPixel>(
 ) -> Result<crate::YuvFrame> {
     use crate::ops::yuv::cpu::encode_units;
     let n = layout.frame_bytes(src.width(), src.height())?;
-    let empty = crate::YuvFrame::from_bytes(layout, src.width(), src.height(), vec![0; n])?;
-    let f = empty.frame(0);
+    let f = layout.frame(src.width(), src.height(), 0);
     let (uw, uh) = f.units();
     let rows: Vec<Vec<(usize, u8)>> =
         (0..uh).into_par_iter().map(|uy| encode_units(src, &f, spec, layout, uy, 0..uw)).collect();
-    let mut bytes = empty.as_bytes().to_vec();
+    let mut bytes = vec![0; n];
     for (at, v) in rows.into_iter().flatten() {
         bytes[at] = v;
     }

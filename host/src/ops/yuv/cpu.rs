@@ -72,7 +72,7 @@ pub(crate) fn decode_units<P: YuvPixel>(
 pub fn image_to_yuv<P: YuvPixel>(src: &ImageView<'_, P>, layout: YuvLayout, spec: YuvSpec) -> Result<YuvFrame> {
     let n = layout.frame_bytes(src.width(), src.height())?;
     let mut frame = YuvFrame { bytes: vec![0; n], width: src.width(), height: src.height(), layout };
-    let f = frame.frame(0);
+    let f = layout.frame(src.width(), src.height(), 0);
     let (uw, uh) = f.units();
     for uy in 0..uh {
         for (at, v) in encode_units(src, &f, spec, layout, uy, 0..uw) {

@@ -88,13 +88,7 @@ impl Stream {
         let (s, _read) = src.ptr(&self.raw)?;
         let layout = dst.layout;
         let mut write = dst.buf.buf.write(&self.raw)?;
-        let frame = cuimg_abi::yuv::Frame {
-            data: write.ptr().addr(),
-            width: l.width,
-            height: l.height,
-            layout: layout.code(),
-            _pad: 0,
-        };
+        let frame = layout.frame(l.width, l.height, write.ptr().addr());
         let p = YuvEncode {
             frame,
             src: s.addr(),

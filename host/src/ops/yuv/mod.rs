@@ -50,6 +50,11 @@ impl YuvLayout {
         }
     }
 
+    /// The kernels' description of a `width` x `height` frame of this layout at `data`.
+    pub(crate) fn frame(self, width: u32, height: u32, data: u64) -> Frame {
+        Frame { data, width, height, layout: self.code(), _pad: 0 }
+    }
+
     /// 4:2:0 (one U and V for each 2x2 block), else 4:2:2 (for each pair of a row).
     pub fn is_420(self) -> bool {
         !matches!(self, YuvLayout::Yuyv | YuvLayout::Uyvy)
@@ -67,7 +72,7 @@ impl YuvLayout {
                 why: format!("{width}x{height}: its {sides} must be even (one chroma sample per 2 pixels)"),
             });
         }
-        let f = Frame { data: 0, width, height, layout: self.code(), _pad: 0 };
+        let f = self.frame(width, height, 0);
         usize::try_from(f.bytes()).map_err(|_| Error::TooLarge {
             what: "YUV frame".into(),
             size: f.bytes(),
@@ -242,7 +247,7 @@ impl YuvFrame {
     }
 
     pub(crate) fn frame(&self, data: u64) -> Frame {
-        Frame { data, width: self.width, height: self.height, layout: self.layout.code(), _pad: 0 }
+        self.layout.frame(self.width, self.height, data)
     }
 }
 
@@ -274,6 +279,6 @@ impl DeviceYuvFrame {
     }
 
     pub(crate) fn frame(&self, data: u64) -> Frame {
-        Frame { data, width: self.width, height: self.height, layout: self.layout.code(), _pad: 0 }
+        self.layout.frame(self.width, self.height, data)
     }
 }
