@@ -184,14 +184,16 @@ case "$mode" in
     "$HERE"/bench/clahe --images "$CUIMG_IMAGES" --out "$OUTDIR/clahe" "$@" || exit 1
     python3 "$HERE"/bench/clahe_opencv.py "$CUIMG_IMAGES" "$OUTDIR/clahe/opencv-clahe.json" ;;
   files) "$HERE"/examples/files_bench --out "$OUTDIR/files" "$@" ;;
+  torch) python3 "$HERE"/interop/dlpack_torch.py "$HERE"/interop/libdlpack_torch.so ;;
   all)
     status=0
     run_tests || status=1
     run_examples > "$OUTDIR/examples.log" 2>&1 || { status=1; echo "examples FAILED"; }
     tail -40 "$OUTDIR/examples.log"
+    python3 "$HERE"/interop/dlpack_torch.py "$HERE"/interop/libdlpack_torch.so || status=1
     run_sanitize || status=1
     "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
     "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|torch|all]"; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 //! the launch's table buffers. Every source read is clamped into its image.
 
 use crate::DevPtr;
+use crate::tensor::TensorFormat;
 
 /// An image as the resize kernels read or write it: its first pixel's device address, its
 /// row pitch in bytes, its size.
@@ -192,6 +193,29 @@ pub struct ResizePillowTiled {
     pub tile_words: u32,
 }
 
+/// A separable resize (see [`ResizeSeparable`]) whose output pixels are normalized into a
+/// float tensor as they are made (issue 29: resize and `to_tensor` in one pass): each job's
+/// `dst.data` is the device address of its image's first element in the tensor, `dst.width`
+/// and `dst.height` the resized size (`dst.pitch` unused); where `outer.data` is not 0 (the
+/// same address), `outer.width` x `outer.height` is the tensor's image and `format.fill`
+/// goes to its elements outside the resized rectangle. Each output byte becomes what
+/// `to_tensor` makes of it ([`TensorFormat`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeSeparableTensor {
+    pub resize: ResizeSeparable,
+    pub format: TensorFormat,
+}
+
+/// Pillow's two tiled passes ([`ResizePillowTiled`]) into a float tensor, as
+/// [`ResizeSeparableTensor`] describes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizePillowTiledTensor {
+    pub resize: ResizePillowTiled,
+    pub format: TensorFormat,
+}
+
 kernels! {
     /// One output pixel per thread; 2-D over the largest output, `blockIdx.z` the job.
     ResizeGatherC1 = resize_gather_c1(ResizeGather);
@@ -230,4 +254,21 @@ kernels! {
     ResizePillowTiledC2 = resize_pillow_tiled_c2(ResizePillowTiled);
     ResizePillowTiledC3 = resize_pillow_tiled_c3(ResizePillowTiled);
     ResizePillowTiledC4 = resize_pillow_tiled_c4(ResizePillowTiled);
+    /// The tiled kernels into tensors ([`ResizeSeparableTensor`], [`ResizePillowTiledTensor`]).
+    ResizeSeparable2C1Tensor = resize_separable2_c1_tensor(ResizeSeparableTensor);
+    ResizeSeparable2C2Tensor = resize_separable2_c2_tensor(ResizeSeparableTensor);
+    ResizeSeparable2C3Tensor = resize_separable2_c3_tensor(ResizeSeparableTensor);
+    ResizeSeparable2C4Tensor = resize_separable2_c4_tensor(ResizeSeparableTensor);
+    ResizeSeparable4C1Tensor = resize_separable4_c1_tensor(ResizeSeparableTensor);
+    ResizeSeparable4C2Tensor = resize_separable4_c2_tensor(ResizeSeparableTensor);
+    ResizeSeparable4C3Tensor = resize_separable4_c3_tensor(ResizeSeparableTensor);
+    ResizeSeparable4C4Tensor = resize_separable4_c4_tensor(ResizeSeparableTensor);
+    ResizeSeparableC1Tensor = resize_separable_c1_tensor(ResizeSeparableTensor);
+    ResizeSeparableC2Tensor = resize_separable_c2_tensor(ResizeSeparableTensor);
+    ResizeSeparableC3Tensor = resize_separable_c3_tensor(ResizeSeparableTensor);
+    ResizeSeparableC4Tensor = resize_separable_c4_tensor(ResizeSeparableTensor);
+    ResizePillowTiledC1Tensor = resize_pillow_tiled_c1_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledC2Tensor = resize_pillow_tiled_c2_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledC3Tensor = resize_pillow_tiled_c3_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledC4Tensor = resize_pillow_tiled_c4_tensor(ResizePillowTiledTensor);
 }

@@ -241,6 +241,39 @@ fn main() {
         rows.push(json!({"case": "batch 256 ragged ~640x480 -> 224x224 letterboxed", "format": "RGB8", "filter": name,
             "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0}));
     }
+    // The ML case into a tensor (issue 29): the batch as separate device images (as nvJPEG
+    // decodes them) to an NCHW f16 ImageNet tensor, resized and normalized in one launch,
+    // against the two launches it replaces (resize into a batch, then `to_tensor_batch`).
+    let singles: Vec<DeviceImage<Rgb8>> = views.iter().map(|v| s.upload(v).unwrap()).collect();
+    let dviews: Vec<_> = singles.iter().map(|d| d.view()).collect();
+    let spec = cuimg::TensorSpec::new(cuimg::DType::F16).normalize(cuimg::Normalize::IMAGENET);
+    let mut tensor = s.alloc_tensor(spec.shape_of::<Rgb8>(256, 224, 224)).unwrap();
+    for name in ["cv-linear", "cv-cubic", "pil-bilinear", "pil-bicubic"] {
+        let filter: Filter = name.parse().unwrap();
+        let one = |_| s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0);
+        let (med, min) = time_gpu(&s, warm, runs, one);
+        let queued = time_modes(&s, 5, 4, |_| s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0));
+        let want = par::resize_to_tensor(&views[250..], 224, 224, filter, &spec).unwrap();
+        let got = s.download_tensor(&tensor).unwrap();
+        let per = want.as_bytes().len() / 6;
+        assert!(got.as_bytes()[250 * per..] == *want.as_bytes(), "{name} to a tensor: the GPU differs");
+        let two = |_: usize| {
+            s.resize_images(&dviews, &mut dst, filter)?;
+            s.to_tensor_batch(&dst, &spec, &mut tensor)
+        };
+        let (med2, _) = time_gpu(&s, warm, runs, two);
+        println!(
+            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image into an f16 tensor in one launch (queued {:.1} us); two launches {:.1} us",
+            "batch 256->224",
+            med * 1e3,
+            med * 1e3 / 256.0,
+            queued.queued_ms * 1e3,
+            med2 * 1e3
+        );
+        rows.push(json!({"case": "batch 256 ragged ~640x480 -> 224x224 f16 tensor", "format": "RGB8", "filter": name,
+            "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0, "queued_ms": queued.queued_ms,
+            "host_us": queued.host_us, "two_launches_ms": med2}));
+    }
     let out = json!({"device": gpu.name(), "copy_gbps": copy, "rows": rows});
     std::fs::write(o.out.join("resize.json"), serde_json::to_string_pretty(&out).unwrap()).unwrap();
     println!("wrote {}", o.out.join("resize.json").display());

@@ -4,7 +4,9 @@
 //! files. `host/examples/preprocess_torchvision.py` runs the same pipeline in torchvision v2
 //! on the same files, for the comparison.
 //!
-//! `cargo run --release --features dlpack --example preprocess -- DIR [--batch N] [--repeat N]`
+//! `cargo run --release --features dlpack --example preprocess -- DIR [--batch N] [--repeat N] [--two-launches]`
+//! (`--two-launches`: resize into a batch of images, then normalize, as before the two were
+//! one launch)
 //! `cargo run --release --features dlpack --example preprocess -- --make DIR` writes the two
 //! sets it is measured on, made from the repository's photos (or the folder `CUIMG_IMAGES`
 //! names): `DIR/imagenet` (1024 JPEGs of 500x375, quality 90) and `DIR/12mp` (64 of
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cuimg::jpeg::Jpeg;
-use cuimg::{DType, DeviceImage, Filter, Image, Normalize, Rgb8, Stream, TensorLayout, TensorShape, TensorSpec, par};
+use cuimg::{DType, DeviceImage, Filter, Image, Normalize, Rgb8, Stream, TensorSpec, par};
 
 fn main() -> std::process::ExitCode {
     common::exit(run())
@@ -25,11 +27,13 @@ fn main() -> std::process::ExitCode {
 fn run() -> cuimg::Result<()> {
     let mut args = std::env::args().skip(1);
     let (mut dir, mut make, mut batch, mut repeat) = (None::<PathBuf>, None::<PathBuf>, 256usize, 1usize);
+    let mut fused = true;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--make" => make = Some(args.next().expect("--make DIR").into()),
             "--batch" => batch = args.next().and_then(|n| n.parse().ok()).expect("--batch N"),
             "--repeat" => repeat = args.next().and_then(|n| n.parse().ok()).expect("--repeat N"),
+            "--two-launches" => fused = false,
             _ if a.ends_with(".png") => {} // the example runner's output name: not used here
             path => dir = Some(path.into()),
         }
@@ -44,7 +48,7 @@ fn run() -> cuimg::Result<()> {
         return make_sets(&s, &jpeg, &out);
     }
     let Some(dir) = dir else {
-        println!("usage: preprocess DIR [--batch N] [--repeat N] | --make DIR");
+        println!("usage: preprocess DIR [--batch N] [--repeat N] [--two-launches] | --make DIR");
         return Ok(());
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -63,21 +67,22 @@ fn run() -> cuimg::Result<()> {
     let filter: Filter = "pil-bilinear".parse()?;
 
     // One warm-up batch (the decoder's state, the kernels' first launches), then the timed run.
-    preprocess(&s, &jpeg, &files[..batch.min(files.len())], &spec, filter)?;
+    preprocess(&s, &jpeg, &files[..batch.min(files.len())], &spec, filter, fused)?;
     s.synchronize()?;
     let t = Instant::now();
     let mut last = None;
     for chunk in files.chunks(batch) {
-        last = Some(preprocess(&s, &jpeg, chunk, &spec, filter)?);
+        last = Some(preprocess(&s, &jpeg, chunk, &spec, filter, fused)?);
     }
     s.synchronize()?;
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "{} JPEGs from {} in batches of {batch}: {:.1} ms, {:.0} images/s (read, decode, resize, normalize)",
+        "{} JPEGs from {} in batches of {batch}: {:.1} ms, {:.0} images/s (read, decode, resize, normalize{})",
         files.len(),
         dir.display(),
         secs * 1e3,
-        files.len() as f64 / secs
+        files.len() as f64 / secs,
+        if fused { "; resize and normalize in one launch" } else { "; resize, then normalize" }
     );
     if let Some(t) = last {
         let shape = t.shape();
@@ -98,14 +103,16 @@ fn run() -> cuimg::Result<()> {
     Ok(())
 }
 
-/// One batch: the files read and decoded, all resized into a batch of 224x224 images in one
-/// launch, and all normalized into the batch's tensor in one more.
+/// One batch: the files read and decoded, all resized to 224x224 and normalized into the
+/// batch's tensor in one launch (`fused`), or resized into a batch of images in one launch
+/// and normalized in another.
 fn preprocess(
     s: &Stream,
     jpeg: &Jpeg,
     files: &[PathBuf],
     spec: &TensorSpec,
     filter: Filter,
+    fused: bool,
 ) -> cuimg::Result<cuimg::DeviceTensor> {
     let bytes: Vec<Vec<u8>> = files
         .iter()
@@ -114,18 +121,15 @@ fn preprocess(
     let views: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
     let decoded: Vec<DeviceImage<Rgb8>> =
         jpeg.decode_batch::<Rgb8>(s, &views)?.into_iter().collect::<cuimg::Result<_>>()?;
-    let mut small = s.alloc_batch::<Rgb8>(&vec![(224, 224); files.len()])?;
-    s.resize_images(&decoded.iter().map(DeviceImage::view).collect::<Vec<_>>(), &mut small, filter)?;
-    let shape = TensorShape {
-        images: files.len(),
-        channels: 3,
-        height: 224,
-        width: 224,
-        dtype: spec.dtype,
-        layout: TensorLayout::Nchw,
-    };
-    let mut tensor = s.alloc_tensor(shape)?;
-    s.to_tensor_batch(&small, spec, &mut tensor)?;
+    let decoded: Vec<_> = decoded.iter().map(DeviceImage::view).collect();
+    let mut tensor = s.alloc_tensor(spec.shape_of::<Rgb8>(files.len(), 224, 224))?;
+    if fused {
+        s.resize_to_tensor(&decoded, 224, 224, filter, spec, &mut tensor, 0)?;
+    } else {
+        let mut small = s.alloc_batch::<Rgb8>(&vec![(224, 224); files.len()])?;
+        s.resize_images(&decoded, &mut small, filter)?;
+        s.to_tensor_batch(&small, spec, &mut tensor)?;
+    }
     Ok(tensor)
 }
 

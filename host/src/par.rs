@@ -263,6 +263,19 @@ pub fn to_tensor_batch<P: Pixel>(images: &[ImageView<'_, P>], spec: &crate::Tens
     crate::Tensor::from_bytes(shape, bytes)
 }
 
+/// [`cpu::resize_to_tensor`] on all cores: the images resized at once (each by
+/// [`resize`]), then [`to_tensor_batch`].
+pub fn resize_to_tensor<P: Pixel>(
+    images: &[ImageView<'_, P>],
+    width: u32,
+    height: u32,
+    filter: crate::Filter,
+    spec: &crate::TensorSpec,
+) -> Result<crate::Tensor> {
+    let resized = images.par_iter().map(|i| resize(i, width, height, filter)).collect::<Result<Vec<_>>>()?;
+    to_tensor_batch(&resized.iter().map(Image::view).collect::<Vec<_>>(), spec)
+}
+
 /// [`cpu::yuv_to_image`] on all cores: rows of units at once.
 pub fn yuv_to_image<P: crate::YuvPixel>(frame: &crate::YuvFrame, spec: crate::YuvSpec) -> Result<Image<P>> {
     use crate::ops::yuv::cpu::decode_units;

@@ -24,10 +24,26 @@ unsafe fn job(jobs: &TensorJobs) -> TensorJob {
 
 /// Byte offset, from an image's first element, of channel `c` of pixel `(x, y)`.
 #[inline(always)]
-fn element<const C: usize>(f: &TensorFormat, x: u64, y: u64, c: usize) -> u64 {
+pub(crate) fn element<const C: usize>(f: &TensorFormat, x: u64, y: u64, c: usize) -> u64 {
     let (w, h) = (f.width as u64, f.height as u64);
     let index = if f.planar != 0 { (c as u64 * h + y) * w + x } else { (y * w + x) * C as u64 + c as u64 };
     index * dtype_bytes(f.dtype)
+}
+
+/// Writes `v` as an element of `dtype` at device address `at`.
+///
+/// # Safety
+/// `at` is a writable element of `dtype`, aligned to it.
+#[inline(always)]
+pub(crate) unsafe fn put_element(dtype: u32, at: u64, v: f32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match dtype {
+            DTYPE_F32 => *(at as usize as *mut f32) = v,
+            DTYPE_F16 => *(at as usize as *mut u16) = f16_bits(v),
+            _ => *(at as usize as *mut u16) = bf16_bits(v),
+        }
+    }
 }
 
 /// The job's image, normalized into the tensor from `tensor + job.offset`: tensor pixel
@@ -59,13 +75,7 @@ unsafe fn to_tensor<const C: usize>(p: ToTensor) {
                 let at = out + element::<C>(&f, x, y, f.channel(C, c));
                 // SAFETY: an element of the job's image in the tensor, aligned (the caller's
                 // contract).
-                unsafe {
-                    match f.dtype {
-                        DTYPE_F32 => *(at as usize as *mut f32) = v,
-                        DTYPE_F16 => *(at as usize as *mut u16) = f16_bits(v),
-                        _ => *(at as usize as *mut u16) = bf16_bits(v),
-                    }
-                }
+                unsafe { put_element(f.dtype, at, v) };
             }
         }
     }

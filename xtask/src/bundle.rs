@@ -22,9 +22,18 @@ fn executables(args: &[&str]) -> Result<Vec<(String, String, PathBuf)>> {
     let mut found = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        let Some(exe) = msg["executable"].as_str() else { continue };
         let kind = msg["target"]["kind"][0].as_str().unwrap_or("bin").to_string();
         let name = msg["target"]["name"].as_str().unwrap_or("unknown").to_string();
+        let Some(exe) = msg["executable"].as_str() else {
+            // An example built as a `cdylib` (for Python's ctypes) has no executable: its
+            // file is the `.so` it produced.
+            let cdylib = msg["target"]["crate_types"].as_array().is_some_and(|t| t.iter().any(|t| t == "cdylib"));
+            let mut files = msg["filenames"].as_array().into_iter().flatten().filter_map(|f| f.as_str());
+            if let (true, Some(so)) = (kind == "example" && cdylib, files.find(|f| f.ends_with(".so"))) {
+                found.push(("cdylib".to_string(), name, PathBuf::from(so)));
+            }
+            continue;
+        };
         let pkg = msg["package_id"].as_str().unwrap_or("").to_string();
         let kind = if kind == "bench" || kind == "example" {
             kind
@@ -51,7 +60,7 @@ fn copy(from: &Path, to: &Path) -> Result {
 pub fn run() -> Result {
     let dir = root().join("gpu-bundle");
     let _ = std::fs::remove_dir_all(&dir);
-    for sub in ["tests", "examples", "bench", "images", "bin"] {
+    for sub in ["tests", "examples", "bench", "images", "bin", "interop"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let mut all = executables(&["test", "--release", "--workspace", "--features", "cuimg-tests/hooks", "--no-run"])?;
@@ -80,7 +89,9 @@ pub fn run() -> Result {
         if kind == "test-xtask" || kind == "test-cuimg-tests" || kind == "test-cuimg-cli" {
             continue;
         }
-        let sub = if kind.starts_with("test-") {
+        let sub = if kind == "cdylib" {
+            "interop"
+        } else if kind.starts_with("test-") {
             "tests"
         } else if kind.starts_with("example") {
             "examples"
@@ -94,6 +105,7 @@ pub fn run() -> Result {
         let file = match sub {
             "tests" => kind.clone(),
             "bin" => "cuimg".to_string(),
+            "interop" => format!("lib{name}.so"),
             _ => name.clone(),
         };
         copy(exe, &dir.join(sub).join(file))?;
@@ -109,6 +121,8 @@ pub fn run() -> Result {
     copy(&root().join("host/benches/clahe_opencv.py"), &dir.join("bench/clahe_opencv.py"))?;
     // NPP and torchvision beside the resize benchmark, on the bytes it dumps (`--dump`).
     copy(&root().join("host/benches/resize_peers.py"), &dir.join("bench/resize_peers.py"))?;
+    // cuimg and PyTorch in one process through DLPack (`run.sh torch`).
+    copy(&root().join("host/examples/dlpack_torch.py"), &dir.join("interop/dlpack_torch.py"))?;
     copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;
     Command::new("chmod").arg("+x").arg(dir.join("run.sh")).status().map_err(|e| e.to_string())?;
     let size: u64 = walk(&dir);

@@ -361,3 +361,4 @@ resize_kernels!(
 
 mod pillow;
 mod separable;
+mod sink;

@@ -2,12 +2,15 @@
 //! vertical one in one tiled launch. 22-bit fixed point, each pass clipped to a byte, as
 //! the CPU reference (`host/src/ops/resize/exec.rs`) computes it.
 
-use super::{at, clamp, frame, job, put, store4};
+use super::sink::{Sink, ToImage, ToTensor};
+use super::{at, clamp, frame, job, put};
 use crate::device::shared;
 use crate::device::thread::{
     block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x,
 };
-use cuimg_abi::resize::{ResizePillow, ResizePillowTiled, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
+use cuimg_abi::resize::{
+    ResizePillow, ResizePillowTiled, ResizePillowTiledTensor, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+};
 
 /// Pillow's `MULDIV255`.
 #[inline(always)]
@@ -89,14 +92,15 @@ fn clip8(ss: i32) -> u32 {
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * (extra & 0xFFFF)` weights, `dst.height` first
 /// rows and `dst.height * (extra >> 16)` weights; blocks of `SEPARABLE_THREADS` threads
-/// along x; `p.tile_words` words of dynamic shared memory.
+/// along x; `p.tile_words` words of dynamic shared memory; each job's output and frame are
+/// what `sink` writes.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn pillow_tiled<const C: usize>(p: ResizePillowTiled) {
+unsafe fn pillow_tiled<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
-    unsafe { frame::<C>(&j) };
+    unsafe { sink.frame::<C>(&j) };
     const W: u32 = SEPARABLE_TILE_W;
     const STEP1: u32 = SEPARABLE_THREADS / W;
     const HALF: i32 = 1 << 21;
@@ -218,7 +222,7 @@ unsafe fn pillow_tiled<const C: usize>(p: ResizePillowTiled) {
                     }
                     // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
                     // its data and pitch.
-                    unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
+                    unsafe { sink.store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
                 }
                 yl += SEPARABLE_THREADS / (W / 4);
             }
@@ -238,11 +242,39 @@ resize_kernels!(
     [resize_pillow_c3, ResizePillowC3, 3],
     [resize_pillow_c4, ResizePillowC4, 4]
 );
-resize_kernels!(
-    pillow_tiled,
-    ResizePillowTiled,
-    [resize_pillow_tiled_c1, ResizePillowTiledC1, 1],
-    [resize_pillow_tiled_c2, ResizePillowTiledC2, 2],
-    [resize_pillow_tiled_c3, ResizePillowTiledC3, 3],
-    [resize_pillow_tiled_c4, ResizePillowTiledC4, 4]
+/// Pillow's tiled kernels into images and into tensors.
+macro_rules! pillow_tiled_kernels {
+    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal]),*) => {
+        $(
+            /// See [`pillow_tiled`]; one block of `SEPARABLE_THREADS` a tile.
+            ///
+            /// # Safety
+            /// [`pillow_tiled`]'s contract.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(p: ResizePillowTiled) {
+                // SAFETY: forwarded contract.
+                unsafe { pillow_tiled::<$c, _>(p, ToImage) }
+            }
+            abi!(cuimg_abi::resize::$marker, $name);
+
+            /// See [`pillow_tiled`], into a tensor ([`ResizePillowTiledTensor`]).
+            ///
+            /// # Safety
+            /// [`pillow_tiled`]'s contract, each job's output an image of the tensor of
+            /// `p.format`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $tensor(p: ResizePillowTiledTensor) {
+                // SAFETY: forwarded contract.
+                unsafe { pillow_tiled::<$c, _>(p.resize, ToTensor { format: p.format }) }
+            }
+            abi!(cuimg_abi::resize::$tensor_marker, $tensor);
+        )*
+    };
+}
+
+pillow_tiled_kernels!(
+    [resize_pillow_tiled_c1, ResizePillowTiledC1, resize_pillow_tiled_c1_tensor, ResizePillowTiledC1Tensor, 1],
+    [resize_pillow_tiled_c2, ResizePillowTiledC2, resize_pillow_tiled_c2_tensor, ResizePillowTiledC2Tensor, 2],
+    [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3],
+    [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4]
 );

@@ -2,10 +2,13 @@
 //! source row a tile reads summed across once into shared memory, then combined down by
 //! the plan's rule, a constant of each kernel.
 
-use super::{clamp, frame, job, round_u8, store4};
+use super::sink::{Sink, ToImage, ToTensor};
+use super::{clamp, job, round_u8};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
-use cuimg_abi::resize::{ResizeSeparable, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
+use cuimg_abi::resize::{
+    ResizeSeparable, ResizeSeparableTensor, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+};
 
 /// One output element of OpenCV's vertical rules (`VResize*<uchar>`), built a tap at a time
 /// from the last tap down (so that the right-nested float sum of the cubic's vector form
@@ -67,7 +70,7 @@ struct Quad([i32; 4]);
 /// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of exactly `T` taps
 /// each way (the host's pairing of rules and kernels: the tap loops' bounds are constants)
 /// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
-/// block and iteration.
+/// block and iteration, its pixels written to `sink`.
 ///
 /// Shared memory holds the tile's row sums as `sums[(k * C + c) * SEPARABLE_TILE_W + xl]`
 /// for source row `r0 + k` (clamped into the source when read), channel `c`, column `xl` of
@@ -78,14 +81,15 @@ struct Quad([i32; 4]);
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
 /// `dst.height * y_taps` weights; `x_taps` and `y_taps` are `T`; blocks of
-/// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory.
+/// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory; each
+/// job's output and frame are what `sink` writes.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSeparable) {
+unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink>(p: ResizeSeparable, sink: S) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(&p.jobs) };
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
-    unsafe { frame::<C>(&j) };
+    unsafe { sink.frame::<C>(&j) };
     // Indices are u32 (image sides are), addresses u64 only where formed: 64-bit values
     // take two registers each, and the bound of 3 blocks an SM leaves 80.
     const W: u32 = SEPARABLE_TILE_W;
@@ -193,7 +197,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32>(p: ResizeSepar
                     };
                     // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
                     // its data and pitch.
-                    unsafe { store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
+                    unsafe { sink.store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
                 }
                 yl += SEPARABLE_THREADS / (W / 4);
             }
@@ -289,9 +293,10 @@ impl Down {
     }
 }
 
-/// The separable kernels, one per channel count and tap count.
+/// The separable kernels, one per channel count and tap count, into images and into
+/// tensors.
 macro_rules! separable_kernels {
-    ($([$name:ident, $marker:ident, $c:literal, $t:literal]),*) => {
+    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $t:literal]),*) => {
         $(
             /// See [`separable`]; 2-D over the largest output, one job a grid layer.
             ///
@@ -299,34 +304,56 @@ macro_rules! separable_kernels {
             /// [`separable`]'s contract, for plans of exactly this kernel's taps.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
-                // SAFETY: forwarded contract; the rule is a constant of each body (a
-                // kernel of 2 taps takes linear and OpenCV's exact linear, of 4 the cubic,
-                // of 8 Lanczos-4: `ResizeSeparable`'s contract).
-                unsafe {
-                    match $t {
-                        2 if p.rule == 3 => separable::<$c, $t, 3>(p),
-                        2 => separable::<$c, $t, 0>(p),
-                        4 => separable::<$c, $t, 1>(p),
-                        _ => separable::<$c, $t, 2>(p),
-                    }
-                }
+                // SAFETY: forwarded contract (the rules by taps: `by_rule`).
+                unsafe { by_rule::<$c, $t, _>(p, ToImage) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
+
+            /// See [`separable`], into a tensor ([`ResizeSeparableTensor`]); 2-D over the
+            /// largest tensor image, one job a grid layer.
+            ///
+            /// # Safety
+            /// [`separable`]'s contract, for plans of exactly this kernel's taps, each job's
+            /// output an image of the tensor of `p.format`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $tensor(p: ResizeSeparableTensor) {
+                // SAFETY: forwarded contract.
+                unsafe { by_rule::<$c, $t, _>(p.resize, ToTensor { format: p.format }) }
+            }
+            abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
     };
 }
 
+/// [`separable`] with the rule a constant of each body: a kernel of 2 taps takes linear and
+/// OpenCV's exact linear, of 4 the cubic, of 8 Lanczos-4 (`ResizeSeparable`'s contract).
+///
+/// # Safety
+/// [`separable`]'s contract.
+#[inline(always)]
+unsafe fn by_rule<const C: usize, const T: usize, S: Sink>(p: ResizeSeparable, sink: S) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match T {
+            2 if p.rule == 3 => separable::<C, T, 3, S>(p, sink),
+            2 => separable::<C, T, 0, S>(p, sink),
+            4 => separable::<C, T, 1, S>(p, sink),
+            _ => separable::<C, T, 2, S>(p, sink),
+        }
+    }
+}
+
 separable_kernels!(
-    [resize_separable2_c1, ResizeSeparable2C1, 1, 2],
-    [resize_separable2_c2, ResizeSeparable2C2, 2, 2],
-    [resize_separable2_c3, ResizeSeparable2C3, 3, 2],
-    [resize_separable2_c4, ResizeSeparable2C4, 4, 2],
-    [resize_separable4_c1, ResizeSeparable4C1, 1, 4],
-    [resize_separable4_c2, ResizeSeparable4C2, 2, 4],
-    [resize_separable4_c3, ResizeSeparable4C3, 3, 4],
-    [resize_separable4_c4, ResizeSeparable4C4, 4, 4],
-    [resize_separable_c1, ResizeSeparableC1, 1, 8],
-    [resize_separable_c2, ResizeSeparableC2, 2, 8],
-    [resize_separable_c3, ResizeSeparableC3, 3, 8],
-    [resize_separable_c4, ResizeSeparableC4, 4, 8]
+    [resize_separable2_c1, ResizeSeparable2C1, resize_separable2_c1_tensor, ResizeSeparable2C1Tensor, 1, 2],
+    [resize_separable2_c2, ResizeSeparable2C2, resize_separable2_c2_tensor, ResizeSeparable2C2Tensor, 2, 2],
+    [resize_separable2_c3, ResizeSeparable2C3, resize_separable2_c3_tensor, ResizeSeparable2C3Tensor, 3, 2],
+    [resize_separable2_c4, ResizeSeparable2C4, resize_separable2_c4_tensor, ResizeSeparable2C4Tensor, 4, 2],
+    [resize_separable4_c1, ResizeSeparable4C1, resize_separable4_c1_tensor, ResizeSeparable4C1Tensor, 1, 4],
+    [resize_separable4_c2, ResizeSeparable4C2, resize_separable4_c2_tensor, ResizeSeparable4C2Tensor, 2, 4],
+    [resize_separable4_c3, ResizeSeparable4C3, resize_separable4_c3_tensor, ResizeSeparable4C3Tensor, 3, 4],
+    [resize_separable4_c4, ResizeSeparable4C4, resize_separable4_c4_tensor, ResizeSeparable4C4Tensor, 4, 4],
+    [resize_separable_c1, ResizeSeparableC1, resize_separable_c1_tensor, ResizeSeparableC1Tensor, 1, 8],
+    [resize_separable_c2, ResizeSeparableC2, resize_separable_c2_tensor, ResizeSeparableC2Tensor, 2, 8],
+    [resize_separable_c3, ResizeSeparableC3, resize_separable_c3_tensor, ResizeSeparableC3Tensor, 3, 8],
+    [resize_separable_c4, ResizeSeparableC4, resize_separable_c4_tensor, ResizeSeparableC4Tensor, 4, 8]
 );

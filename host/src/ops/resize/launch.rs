@@ -6,11 +6,17 @@ use cuimg_abi::resize::{
     Jobs, Plane, pair, ResizeArea, ResizeAreaC1, ResizeAreaC2, ResizeAreaC3, ResizeAreaC4, ResizeCells, ResizeCellsC1,
     ResizeCellsC2, ResizeCellsC3, ResizeCellsC4, ResizeGather, ResizeGatherC1, ResizeGatherC2, ResizeGatherC3,
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
-    ResizePillowTiledC1, ResizePillowTiledC2, ResizePillowTiledC3, ResizePillowTiledC4,
+    ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
+    ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledTensor,
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
     ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
     ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD, SEPARABLE_THREADS,
+    ResizeSeparable2C1Tensor, ResizeSeparable2C2Tensor, ResizeSeparable2C3Tensor, ResizeSeparable2C4Tensor,
+    ResizeSeparable4C1Tensor, ResizeSeparable4C2Tensor, ResizeSeparable4C3Tensor, ResizeSeparable4C4Tensor,
+    ResizeSeparableC1Tensor, ResizeSeparableC2Tensor, ResizeSeparableC3Tensor, ResizeSeparableC4Tensor,
+    ResizeSeparableTensor,
 };
+use cuimg_abi::tensor::TensorFormat;
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 use cudarc::driver::LaunchConfig;
 
@@ -29,6 +35,15 @@ pub(super) struct Work {
     pub src: Plane,
     pub dst: Plane,
     pub frame: Option<Frame>,
+}
+
+/// Where a launch's pixels go: 8-bit images, or a float tensor's images (each job's `dst`
+/// the address of its image's first element, its frame the tensor's image around it; see
+/// `cuimg_abi::resize::ResizeSeparableTensor`), which only the tiled kernels write.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Sink {
+    Image,
+    Tensor(TensorFormat),
 }
 
 /// A letterbox: the whole output, where in it the resize writes, the constant around that.
@@ -123,6 +138,14 @@ impl Stream {
 
     /// Launches every job, grouped by kind of plan.
     pub(super) fn resize_work<P: Pixel>(&self, work: Vec<Work>) -> Result<()> {
+        let left = self.resize_work_into::<P>(work, Sink::Image)?;
+        debug_assert!(left.is_empty(), "every kind of plan writes images");
+        Ok(())
+    }
+
+    /// Launches every job whose kind of plan a kernel of `sink` takes, grouped by kind;
+    /// returns the others (for a tensor: all but the tiled plans; none for images).
+    pub(super) fn resize_work_into<P: Pixel>(&self, work: Vec<Work>, sink: Sink) -> Result<Vec<Work>> {
         let mut groups: Vec<(Key, Vec<Work>)> = Vec::new();
         for w in work {
             let k = key(w.plan.as_ref());
@@ -131,17 +154,19 @@ impl Stream {
                 None => groups.push((k, vec![w])),
             }
         }
+        let mut left = Vec::new();
         for (k, group) in groups {
-            match k {
-                Key::Copy => self.resize_copy::<P>(&group)?,
-                Key::Gather => self.resize_gather::<P>(&group)?,
-                Key::Separable(xt, yt, rule) => self.resize_separable::<P>(&group, (xt, yt, rule))?,
-                Key::Cells => self.resize_cells::<P>(&group)?,
-                Key::Area => self.resize_area::<P>(&group)?,
-                Key::Pillow => self.resize_pillow::<P>(group)?,
+            match (k, sink) {
+                (Key::Separable(xt, yt, rule), _) => self.resize_separable::<P>(&group, (xt, yt, rule), sink)?,
+                (Key::Pillow, _) => left.extend(self.resize_pillow::<P>(group, sink)?),
+                (_, Sink::Tensor(_)) => left.extend(group),
+                (Key::Copy, _) => self.resize_copy::<P>(&group)?,
+                (Key::Gather, _) => self.resize_gather::<P>(&group)?,
+                (Key::Cells, _) => self.resize_cells::<P>(&group)?,
+                (Key::Area, _) => self.resize_area::<P>(&group)?,
             }
         }
-        Ok(())
+        Ok(left)
     }
 
     /// Launches `K` over `jobs`, uploaded here with the launch's tables (`blob`), in chunks
@@ -257,7 +282,7 @@ impl Stream {
         }
     }
 
-    fn resize_separable<P: Pixel>(&self, group: &[Work], (xt, yt, rule): (usize, usize, u32)) -> Result<()> {
+    fn resize_separable<P: Pixel>(&self, group: &[Work], (xt, yt, rule): (usize, usize, u32), sink: Sink) -> Result<()> {
         let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
         let block = |plan: &Plan| match plan {
             Plan::Separable { x, y, .. } => {
@@ -284,7 +309,7 @@ impl Stream {
                 });
             }
             // SAFETY: below, with the tables in the arena.
-            unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena) }
+            unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena, sink) }
         })
     }
 
@@ -294,13 +319,16 @@ impl Stream {
     /// # Safety
     /// Each job's tables hold `dst.width` first columns and `x_taps` weights each,
     /// `dst.height` first rows and `y_taps` weights each, at its offsets; its planes are
-    /// guarded views of P's channel count; `shape` is `tile_shape`'s for the jobs' rows.
+    /// guarded views of P's channel count (or, for a tensor, each job's `dst` and frame
+    /// an image of the guarded tensor of `sink`'s format, P's channels); `shape` is
+    /// `tile_shape`'s for the jobs' rows.
     unsafe fn separable_launch<P: Pixel>(
         &self,
         jobs: &[ResizeJob],
         (xt, yt, rule): (usize, usize, u32),
         shape: Shape,
         tables: u64,
+        sink: Sink,
     ) -> Result<()> {
         let Shape::Tiles { rows, words } = shape else { unreachable!("tile_shape makes tiles") };
         let blob = Blob::default();
@@ -328,6 +356,28 @@ impl Stream {
                 });
             }
         };
+        if let Sink::Tensor(format) = sink {
+            let p = |jobs, count, base| ResizeSeparableTensor { resize: p(jobs, count, base), format };
+            // SAFETY: as below, each job's output and frame an image of the tensor (the
+            // caller's contract), the kernel's channels P's.
+            return unsafe {
+                match (kernel_taps, P::LAYOUT) {
+                    (2, Channels::One) => self.resize_launch::<ResizeSeparable2C1Tensor>(jobs, blob, shape, p),
+                    (2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2Tensor>(jobs, blob, shape, p),
+                    (2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3Tensor>(jobs, blob, shape, p),
+                    (2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4Tensor>(jobs, blob, shape, p),
+                    (4, Channels::One) => self.resize_launch::<ResizeSeparable4C1Tensor>(jobs, blob, shape, p),
+                    (4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2Tensor>(jobs, blob, shape, p),
+                    (4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3Tensor>(jobs, blob, shape, p),
+                    (4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4Tensor>(jobs, blob, shape, p),
+                    (8, Channels::One) => self.resize_launch::<ResizeSeparableC1Tensor>(jobs, blob, shape, p),
+                    (8, Channels::Two) => self.resize_launch::<ResizeSeparableC2Tensor>(jobs, blob, shape, p),
+                    (8, Channels::Three) => self.resize_launch::<ResizeSeparableC3Tensor>(jobs, blob, shape, p),
+                    (8, Channels::Four) => self.resize_launch::<ResizeSeparableC4Tensor>(jobs, blob, shape, p),
+                    _ => unreachable!("2, 4 or 8"),
+                }
+            };
+        }
         // SAFETY: each job's tables hold `dst.width` first columns and `x_taps` weights each,
         // `dst.height` first rows and `y_taps` weights each, at its offsets; the kernel takes
         // exactly these taps, and the rule (`kernel_taps`); the planes are guarded
@@ -407,8 +457,10 @@ impl Stream {
     }
 
     /// Pillow's plans, pass by pass: all images' first passes in one launch, then their
-    /// second, each into a device image of its own between passes.
-    fn resize_pillow<P: Pixel>(&self, group: Vec<Work>) -> Result<()> {
+    /// second, each into a device image of its own between passes. Into a tensor, only
+    /// the tiled launch: the plans it does not take are returned.
+    fn resize_pillow<P: Pixel>(&self, group: Vec<Work>, sink: Sink) -> Result<Vec<Work>> {
+        let mut left = Vec::new();
         // Images whose plans have the same passes (direction and count) share launches.
         let mut shapes: Vec<(Vec<bool>, Vec<Work>)> = Vec::new();
         for w in group {
@@ -420,7 +472,11 @@ impl Stream {
             }
         }
         for (shape, works) in shapes {
-            if shape == [true, false] && self.resize_pillow_tiled::<P>(&works)? {
+            if shape == [true, false] && self.resize_pillow_tiled::<P>(&works, sink)? {
+                continue;
+            }
+            if let Sink::Tensor(_) = sink {
+                left.extend(works);
                 continue;
             }
             // The previous pass's outputs (this pass's inputs), one device image a job.
@@ -504,12 +560,12 @@ impl Stream {
                 prev = next;
             }
         }
-        Ok(())
+        Ok(left)
     }
 
     /// Pillow's plans of a horizontal pass then a vertical one, both in one tiled launch;
     /// `false` (nothing launched) where a tile's rows or a plan's taps do not fit it.
-    fn resize_pillow_tiled<P: Pixel>(&self, works: &[Work]) -> Result<bool> {
+    fn resize_pillow_tiled<P: Pixel>(&self, works: &[Work], sink: Sink) -> Result<bool> {
         let passes = |w: &'_ Work| match w.plan.as_ref() {
             Plan::Pillow { passes, .. } => (passes[0].taps.taps, passes[1].taps.taps),
             _ => unreachable!("grouped by kind"),
@@ -553,20 +609,31 @@ impl Stream {
                 tile_words: words,
             };
             let blob = Blob::default();
-        // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights per
-        // output column, one first source row and `extra >> 16` weights per output row, at
-        // its offsets; the planes are guarded views of P's channel count (the kernel's, by
-        // the match); blocks of `SEPARABLE_THREADS` with `tile_words` of shared memory.
-        unsafe {
-            match P::LAYOUT {
-                Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
-                Channels::Two => self.resize_launch::<ResizePillowTiledC2>(&jobs, blob, shape, p),
-                Channels::Three => self.resize_launch::<ResizePillowTiledC3>(&jobs, blob, shape, p),
-                Channels::Four => self.resize_launch::<ResizePillowTiledC4>(&jobs, blob, shape, p),
-            }
-        }?;
-        Ok(true)
+            // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights
+            // per output column, one first source row and `extra >> 16` weights per output
+            // row, at its offsets; the planes are guarded views of P's channel count (the
+            // kernel's, by the match), or images of the guarded tensor of `sink`'s format;
+            // blocks of `SEPARABLE_THREADS` with `tile_words` of shared memory.
+            unsafe {
+                match sink {
+                    Sink::Image => match P::LAYOUT {
+                        Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
+                        Channels::Two => self.resize_launch::<ResizePillowTiledC2>(&jobs, blob, shape, p),
+                        Channels::Three => self.resize_launch::<ResizePillowTiledC3>(&jobs, blob, shape, p),
+                        Channels::Four => self.resize_launch::<ResizePillowTiledC4>(&jobs, blob, shape, p),
+                    },
+                    Sink::Tensor(format) => {
+                        let p = |jobs, count, base| ResizePillowTiledTensor { resize: p(jobs, count, base), format };
+                        match P::LAYOUT {
+                            Channels::One => self.resize_launch::<ResizePillowTiledC1Tensor>(&jobs, blob, shape, p),
+                            Channels::Two => self.resize_launch::<ResizePillowTiledC2Tensor>(&jobs, blob, shape, p),
+                            Channels::Three => self.resize_launch::<ResizePillowTiledC3Tensor>(&jobs, blob, shape, p),
+                            Channels::Four => self.resize_launch::<ResizePillowTiledC4Tensor>(&jobs, blob, shape, p),
+                        }
+                    }
+                }
+            }?;
+            Ok(true)
         })
     }
 }
-

@@ -9,6 +9,7 @@ mod launch;
 mod pil;
 mod resident;
 mod tiles;
+mod to_tensor;
 pub(crate) mod op;
 pub(crate) mod plan;
 mod sizing;

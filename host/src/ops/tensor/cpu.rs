@@ -33,6 +33,30 @@ pub fn to_tensor_batch<P: Pixel>(images: &[ImageView<'_, P>], spec: &TensorSpec)
     Tensor::from_bytes(shape, bytes)
 }
 
+/// `images`, each resized to `width` x `height` as `filter`'s reference resizes it, as one
+/// tensor: [`crate::cpu::resize`] then [`to_tensor_batch`], the reference of
+/// `Stream::resize_to_tensor` (which makes both in one pass).
+///
+/// ```
+/// use cuimg::{cpu, DType, Filter, Image, Normalize, Rgb8, TensorSpec};
+/// let img = Image::from_fn(64, 48, |x, y| Rgb8([x as u8, y as u8, 7]));
+/// let spec = TensorSpec::new(DType::F16).normalize(Normalize::IMAGENET);
+/// let filter: Filter = "pil-bilinear".parse().unwrap();
+/// let t = cpu::resize_to_tensor(&[img.view()], 16, 12, filter, &spec).unwrap();
+/// let small = cpu::resize(&img.view(), 16, 12, filter).unwrap();
+/// assert_eq!(t, cpu::to_tensor(&small.view(), &spec).unwrap());
+/// ```
+pub fn resize_to_tensor<P: Pixel>(
+    images: &[ImageView<'_, P>],
+    width: u32,
+    height: u32,
+    filter: crate::Filter,
+    spec: &TensorSpec,
+) -> Result<Tensor> {
+    let resized = images.iter().map(|i| crate::cpu::resize(i, width, height, filter)).collect::<Result<Vec<_>>>()?;
+    to_tensor_batch(&resized.iter().map(Image::view).collect::<Vec<_>>(), spec)
+}
+
 /// The tensor's shape for `images` under `spec`, checked, and the kernels' format.
 pub(crate) fn plan<P: Pixel>(images: &[ImageView<'_, P>], spec: &TensorSpec) -> Result<(TensorShape, TensorFormat)> {
     let size = spec.extent(images.iter().map(|i| (i.width(), i.height())))?;

@@ -150,7 +150,7 @@ impl Stream {
     /// # Safety
     /// Each job's rectangle is readable memory of P's channels; the tensor holds, at each
     /// job's offset, an image of the format's size and type with P's channels, aligned.
-    unsafe fn to_tensor_launch<P: Pixel>(&self, jobs: &[TensorJob], dst: &mut DeviceTensor, format: TensorFormat) -> Result<()> {
+    pub(crate) unsafe fn to_tensor_launch<P: Pixel>(&self, jobs: &[TensorJob], dst: &mut DeviceTensor, format: TensorFormat) -> Result<()> {
         let mut write = dst.buf.buf.write(&self.raw)?;
         let tensor: DevPtrMut<u8> = write.ptr();
         let extent = (format.width as u64, format.height as u64);
@@ -185,7 +185,7 @@ impl Stream {
 
 /// `shape` is what `spec` makes of images of `size` with P's channels, with at least
 /// `images` images.
-fn check_shape<P: Pixel>(shape: &TensorShape, spec: &TensorSpec, size: (u32, u32), images: usize) -> Result<()> {
+pub(crate) fn check_shape<P: Pixel>(shape: &TensorShape, spec: &TensorSpec, size: (u32, u32), images: usize) -> Result<()> {
     let want = spec.shape(shape.images.max(images), P::CHANNELS, size);
     if *shape != want {
         return Err(Error::InvalidParameter {

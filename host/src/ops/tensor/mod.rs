@@ -9,7 +9,7 @@
 //! tested on its own (`tests/tests/tensor.rs`).
 
 pub(crate) mod cpu;
-mod gpu;
+pub(crate) mod gpu;
 
 use cuimg_abi::tensor::{
     AFFINE_MEAN_STD, AFFINE_SCALE_OFFSET, Affine, DTYPE_BF16, DTYPE_F16, DTYPE_F32, TensorFormat, bf16_value,
@@ -209,6 +209,12 @@ impl TensorSpec {
             }
         }
         Ok((w, h))
+    }
+
+    /// The shape of a tensor of `images` images of `P` at `width` x `height` (before
+    /// padding: `size`, where set, replaces them), for [`crate::Stream::alloc_tensor`].
+    pub fn shape_of<P: crate::Pixel>(&self, images: usize, width: u32, height: u32) -> TensorShape {
+        self.shape(images, P::CHANNELS, self.size.unwrap_or((width, height)))
     }
 
     /// The shape of `images` images of `channels` in tensors of `width` x `height`.
