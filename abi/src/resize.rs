@@ -6,6 +6,7 @@
 
 use crate::DevPtr;
 use crate::tensor::TensorFormat;
+use crate::yuv::Decode;
 
 /// An image as the resize kernels read or write it: its first pixel's device address, its
 /// row pitch in bytes, its size.
@@ -193,18 +194,32 @@ pub struct ResizePillowTiled {
     pub tile_words: u32,
 }
 
+/// Where a tiled resize's pixels go in a tensor: its format, and the element each byte of
+/// each channel becomes, `table[b * 4 + c]` (f32 bits, or a half's 16 bits in the low
+/// half), made on the host by [`TensorFormat::bits`]: each element one load, not a
+/// division and a conversion.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TensorOut {
+    pub format: TensorFormat,
+    pub table: DevPtr<u32>,
+}
+
+/// Entries of [`TensorOut::table`]: a channel's 256 bytes, 4 channels each.
+pub const TENSOR_TABLE_LEN: usize = 256 * 4;
+
 /// A separable resize (see [`ResizeSeparable`]) whose output pixels are normalized into a
 /// float tensor as they are made (issue 29: resize and `to_tensor` in one pass): each job's
 /// `dst.data` is the device address of its image's first element in the tensor, `dst.width`
 /// and `dst.height` the resized size (`dst.pitch` unused); where `outer.data` is not 0 (the
 /// same address), `outer.width` x `outer.height` is the tensor's image and `format.fill`
 /// goes to its elements outside the resized rectangle. Each output byte becomes what
-/// `to_tensor` makes of it ([`TensorFormat`]).
+/// `to_tensor` makes of it ([`TensorOut`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizeSeparableTensor {
     pub resize: ResizeSeparable,
-    pub format: TensorFormat,
+    pub out: TensorOut,
 }
 
 /// Pillow's two tiled passes ([`ResizePillowTiled`]) into a float tensor, as
@@ -213,7 +228,34 @@ pub struct ResizeSeparableTensor {
 #[derive(Clone, Copy, Debug)]
 pub struct ResizePillowTiledTensor {
     pub resize: ResizePillowTiled,
-    pub format: TensorFormat,
+    pub out: TensorOut,
+}
+
+/// A separable resize of YUV frames into a float tensor (issue 29, part 3: a frame to a
+/// resized, normalized tensor in one pass): as [`ResizeSeparableTensor`], each job's
+/// `src.data` a frame's first byte and `src.width` and `src.height` its image's size
+/// (`src.pitch` unused: planes are packed as `layout` says, one of `cuimg_abi::yuv`'s),
+/// every source pixel decoded to RGB by `coef` as it is read: the sums are the resize's of
+/// the image `yuv_to_image` would have made.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeSeparableYuv {
+    pub resize: ResizeSeparable,
+    pub out: TensorOut,
+    pub layout: u32,
+    pub _pad: u32,
+    pub coef: Decode,
+}
+
+/// Pillow's two tiled passes of YUV frames into a float tensor, as [`ResizeSeparableYuv`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResizePillowTiledYuv {
+    pub resize: ResizePillowTiled,
+    pub out: TensorOut,
+    pub layout: u32,
+    pub _pad: u32,
+    pub coef: Decode,
 }
 
 kernels! {
@@ -271,4 +313,9 @@ kernels! {
     ResizePillowTiledC2Tensor = resize_pillow_tiled_c2_tensor(ResizePillowTiledTensor);
     ResizePillowTiledC3Tensor = resize_pillow_tiled_c3_tensor(ResizePillowTiledTensor);
     ResizePillowTiledC4Tensor = resize_pillow_tiled_c4_tensor(ResizePillowTiledTensor);
+    /// YUV frames decoded to RGB into tensors ([`ResizeSeparableYuv`], [`ResizePillowTiledYuv`]).
+    ResizeSeparable2YuvTensor = resize_separable2_yuv_tensor(ResizeSeparableYuv);
+    ResizeSeparable4YuvTensor = resize_separable4_yuv_tensor(ResizeSeparableYuv);
+    ResizeSeparableYuvTensor = resize_separable_yuv_tensor(ResizeSeparableYuv);
+    ResizePillowTiledYuvTensor = resize_pillow_tiled_yuv_tensor(ResizePillowTiledYuv);
 }

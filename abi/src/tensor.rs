@@ -186,6 +186,17 @@ pub struct TensorFormat {
 }
 
 impl TensorFormat {
+    /// The bits of the element byte `b` of channel `c` becomes: `affine.forward`, then f32
+    /// bits or a half's (in the low 16).
+    pub fn bits(&self, b: u8, c: usize) -> u32 {
+        let v = self.affine.forward(b, c);
+        match self.dtype {
+            DTYPE_F32 => v.to_bits(),
+            DTYPE_F16 => f16_bits(v) as u32,
+            _ => bf16_bits(v) as u32,
+        }
+    }
+
     /// The tensor channel that channel `c` of an image of `channels` goes to: the first
     /// three reversed where `reverse` (and the image has them), else the same.
     #[inline(always)]

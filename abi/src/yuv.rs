@@ -92,6 +92,52 @@ impl Frame {
     }
 }
 
+/// Where a frame's samples lie, in one form for every layout: pixel `(x, y)`'s luma at
+/// `y * luma_pitch + x * luma_step + luma_at`, its chroma at `cy * chroma_pitch + (x / 2) *
+/// chroma_step + u_at` (and `v_at`), `cy` its chroma row (`y / 2` for 4:2:0, `y` for 4:2:2).
+/// The same offsets as [`Frame::luma`] and [`Frame::chroma`] (a test checks every layout),
+/// without a branch on the layout: for kernels that read pixels one at a time (the resize
+/// of frames). Offsets are 32-bit: frames of up to 4 GiB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strides {
+    pub luma_pitch: u32,
+    pub luma_step: u32,
+    pub luma_at: u32,
+    pub chroma_pitch: u32,
+    pub chroma_step: u32,
+    pub u_at: u32,
+    pub v_at: u32,
+}
+
+impl Frame {
+    /// The frame's [`Strides`].
+    #[inline(always)]
+    pub const fn strides(&self) -> Strides {
+        let (w, plane) = (self.width, self.width * self.height);
+        let quarter = plane / 4;
+        let (luma_pitch, luma_step, luma_at) = match self.layout {
+            YUYV => (2 * w, 2, 0),
+            UYVY => (2 * w, 2, 1),
+            _ => (w, 1, 0),
+        };
+        let (chroma_pitch, chroma_step, u_at, v_at) = match self.layout {
+            NV12 => (w, 2, plane, plane + 1),
+            NV21 => (w, 2, plane + 1, plane),
+            I420 => (w / 2, 1, plane, plane + quarter),
+            YV12 => (w / 2, 1, plane + quarter, plane),
+            YUYV => (2 * w, 4, 1, 3),
+            _ => (2 * w, 4, 0, 2),
+        };
+        Strides { luma_pitch, luma_step, luma_at, chroma_pitch, chroma_step, u_at, v_at }
+    }
+
+    /// Pixel row `y`'s chroma row.
+    #[inline(always)]
+    pub const fn chroma_row(&self, y: u32) -> u32 {
+        if self.is_420() { y / 2 } else { y }
+    }
+}
+
 /// YUV to RGB, OpenCV's form: with `uu = u - 128`, `vv = v - 128`, `yy = max(0, y -
 /// y_offset) * cy`, each of `R = (yy + cvr*vv + 2^19) >> 20`, `G = (yy + cvg*vv + cug*uu +
 /// 2^19) >> 20`, `B = (yy + cub*uu + 2^19) >> 20` saturated to a byte.
@@ -247,4 +293,30 @@ kernels! {
     YuvEncodeC1 = yuv_encode_c1(YuvEncode);
     YuvEncodeC3 = yuv_encode_c3(YuvEncode);
     YuvEncodeC4 = yuv_encode_c4(YuvEncode);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_place_every_sample_where_the_frame_does() {
+        for layout in [NV12, NV21, I420, YV12, YUYV, UYVY] {
+            for (w, h) in [(2, 2), (6, 4), (34, 18), (640, 2)] {
+                let f = Frame { data: 0, width: w, height: h, layout, _pad: 0 };
+                let s = f.strides();
+                for y in 0..h {
+                    let cy = f.chroma_row(y);
+                    for x in 0..w {
+                        let luma = y * s.luma_pitch + x * s.luma_step + s.luma_at;
+                        assert_eq!(luma as usize, f.luma(x, y), "layout {layout} {w}x{h} luma ({x}, {y})");
+                        let c = f.chroma(x / 2, cy);
+                        let at = cy * s.chroma_pitch + (x / 2) * s.chroma_step;
+                        assert_eq!((at + s.u_at) as usize, c.u, "layout {layout} {w}x{h} U of ({x}, {y})");
+                        assert_eq!((at + s.v_at) as usize, c.v, "layout {layout} {w}x{h} V of ({x}, {y})");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -274,6 +274,47 @@ fn main() {
             "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0, "queued_ms": queued.queued_ms,
             "host_us": queued.host_us, "two_launches_ms": med2}));
     }
+    // Video frames to a tensor (issue 29, part 3): 64 NV12 frames of 1080p to 224x224 f16,
+    // decoded, resized and normalized in one launch, against the three launches it replaces
+    // (decode each frame, resize the images into a batch, normalize the batch).
+    let frame_img = tiled::<Rgb8>(&photo, 1920, 1080);
+    let nv12 = par::image_to_yuv(&frame_img.view(), cuimg::YuvLayout::Nv12, cuimg::YuvSpec::default()).unwrap();
+    let frames: Vec<_> = (0..64).map(|_| s.upload_yuv(&nv12).unwrap()).collect();
+    let frame_refs: Vec<_> = frames.iter().collect();
+    let mut video = s.alloc_tensor(spec.shape_of::<Rgb8>(64, 224, 224)).unwrap();
+    let mut decoded: Vec<DeviceImage<Rgb8>> = (0..64).map(|_| s.alloc::<Rgb8>(1920, 1080).unwrap()).collect();
+    let mut small = s.alloc_batch::<Rgb8>(&vec![(224, 224); 64]).unwrap();
+    let yuv = cuimg::YuvSpec::default();
+    for name in ["cv-linear", "pil-bilinear"] {
+        let filter: Filter = name.parse().unwrap();
+        let one = |_| s.yuv_resize_to_tensor(&frame_refs, yuv, 224, 224, filter, &spec, &mut video, 0);
+        let (med, min) = time_gpu(&s, warm, runs, one);
+        let want = par::yuv_resize_to_tensor(&[&nv12], yuv, 224, 224, filter, &spec).unwrap();
+        let got = s.download_tensor(&video).unwrap();
+        assert!(
+            got.as_bytes()[..want.as_bytes().len()] == *want.as_bytes(),
+            "{name} NV12 to a tensor: the GPU differs"
+        );
+        let three = |_: usize| {
+            for (f, d) in frames.iter().zip(decoded.iter_mut()) {
+                s.yuv_to_image(f, yuv, d)?;
+            }
+            s.resize_images(&decoded.iter().map(DeviceImage::view).collect::<Vec<_>>(), &mut small, filter)?;
+            s.to_tensor_batch(&small, &spec, &mut video)
+        };
+        let (med3, _) = time_gpu(&s, warm, runs, three);
+        let bytes = 64 * (1920 * 1080 * 3 / 2 + 224 * 224 * 3 * 2) as u64;
+        println!(
+            "{:>15} NV12 {name:>17}: {:>9.1} us  {:.2} us per frame into an f16 tensor in one launch; three launches {:.1} us",
+            "64 x 1080p->224",
+            med * 1e3,
+            med * 1e3 / 64.0,
+            med3 * 1e3
+        );
+        rows.push(json!({"case": "64 NV12 1080p frames -> 224x224 f16 tensor", "format": "NV12", "filter": name,
+            "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 64.0, "three_launches_ms": med3,
+            "bytes": bytes, "gbps": bytes as f64 / (med * 1e-3) / 1e9}));
+    }
     let out = json!({"device": gpu.name(), "copy_gbps": copy, "rows": rows});
     std::fs::write(o.out.join("resize.json"), serde_json::to_string_pretty(&out).unwrap()).unwrap();
     println!("wrote {}", o.out.join("resize.json").display());

@@ -22,6 +22,6 @@ pub use crate::ops::histogram::cpu::histogram;
 pub use crate::ops::lut::cpu::{apply_lut, apply_luts};
 pub use crate::ops::orient::cpu::orient;
 pub use crate::ops::resize::cpu::{resize, resize_box, resize_layout, resize_planar};
-pub use crate::ops::tensor::cpu::{from_tensor, resize_to_tensor, to_tensor, to_tensor_batch};
+pub use crate::ops::tensor::cpu::{from_tensor, resize_to_tensor, to_tensor, to_tensor_batch, yuv_resize_to_tensor};
 pub use crate::ops::warp::cpu::warp;
 pub use crate::ops::yuv::cpu::{image_to_yuv, yuv_to_image};

@@ -276,6 +276,20 @@ pub fn resize_to_tensor<P: Pixel>(
     to_tensor_batch(&resized.iter().map(Image::view).collect::<Vec<_>>(), spec)
 }
 
+/// [`cpu::yuv_resize_to_tensor`] on all cores: the frames decoded at once (each by
+/// [`yuv_to_image`]), then [`resize_to_tensor`].
+pub fn yuv_resize_to_tensor(
+    frames: &[&crate::YuvFrame],
+    yuv: crate::YuvSpec,
+    width: u32,
+    height: u32,
+    filter: crate::Filter,
+    spec: &crate::TensorSpec,
+) -> Result<crate::Tensor> {
+    let images = frames.par_iter().map(|f| yuv_to_image::<crate::Rgb8>(f, yuv)).collect::<Result<Vec<_>>>()?;
+    resize_to_tensor(&images.iter().map(Image::view).collect::<Vec<_>>(), width, height, filter, spec)
+}
+
 /// [`cpu::yuv_to_image`] on all cores: rows of units at once.
 pub fn yuv_to_image<P: crate::YuvPixel>(frame: &crate::YuvFrame, spec: crate::YuvSpec) -> Result<Image<P>> {
     use crate::ops::yuv::cpu::decode_units;

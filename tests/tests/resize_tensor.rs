@@ -1,13 +1,14 @@
-//! Resize and `to_tensor` in one pass (issue 29, parts 2 and 5): `Stream::resize_to_tensor`
+//! Resize and `to_tensor` in one pass (issue 29, parts 2, 3 and 5): `Stream::resize_to_tensor`
 //! and `Gpu::resize_to_tensor` against `cpu::resize_to_tensor` (the resize's reference then
 //! the tensor's) and `par::resize_to_tensor`, bit for bit, for every filter (the tiled
 //! kernels' one launch and the others' two), every channel count, element type and layout,
 //! flipped, reversed and padded; into an index of a poisoned tensor, whose other images
-//! keep their poison; bad input refused before anything is written.
+//! keep their poison; YUV frames of every layout decoded in the same pass
+//! (`yuv_resize_to_tensor`); bad input refused before anything is written.
 
 use cuimg::{
     Bgra8, DType, DeviceTensor, Error, Filter, Gray8, Image, La8, Normalize, Pixel, Rgb8, Stream, Tensor, TensorLayout,
-    TensorSpec, cpu, par,
+    TensorSpec, YuvFrame, YuvLayout, YuvMatrix, YuvRange, YuvSpec, cpu, par,
 };
 
 /// The specs each filter is checked with: each element type and layout, flipped and
@@ -121,6 +122,74 @@ fn tiles_of_any_height_write_the_same_tensor() {
     cuimg::ops::resize::force_tile_rows(0);
 }
 
+/// Frames of `layout`: random bytes (every sample value decodes), a photo's encoding, and
+/// one already `same` (a plan that copies).
+fn frames(layout: YuvLayout, same: (u32, u32)) -> Vec<YuvFrame> {
+    let random = |w: u32, h: u32, seed: u64| {
+        let n = layout.frame_bytes(w, h).unwrap();
+        YuvFrame::from_bytes(layout, w, h, cuimg_tests::splitmix_bytes(seed, n)).unwrap()
+    };
+    let (_, photo) = cuimg_tests::color_photos().into_iter().next().unwrap();
+    let photo = cuimg_tests::tiled(&photo, 300, 200);
+    let encoded = cpu::image_to_yuv(&photo.view(), layout, YuvSpec::default()).unwrap();
+    vec![random(64, 48, 1), random(18, 10, 2), random(2, 2, 3), encoded, random(same.0, same.1, 4)]
+}
+
+#[test]
+fn yuv_frames_match_the_reference_with_every_filter() {
+    let gpu = cuimg_tests::gpu();
+    let full709 = YuvSpec { matrix: YuvMatrix::Bt709, range: YuvRange::Full };
+    for layout in YuvLayout::ALL {
+        for (size, yuv) in [((16, 12), YuvSpec::default()), ((70, 62), full709)] {
+            let frames = frames(layout, size);
+            let refs: Vec<&YuvFrame> = frames.iter().collect();
+            for (name, filter) in Filter::ALL {
+                for spec in &specs(size)[1..3] {
+                    let what = format!("{layout:?} to {}x{} by {name}, {yuv:?}, {spec:?}", size.0, size.1);
+                    let want = cpu::yuv_resize_to_tensor(&refs, yuv, size.0, size.1, filter, spec).unwrap();
+                    let all = par::yuv_resize_to_tensor(&refs, yuv, size.0, size.1, filter, spec).unwrap();
+                    assert_eq!(all, want, "all cores, {what}");
+                    let Some(gpu) = &gpu else { continue };
+                    let got = gpu.yuv_resize_to_tensor(&refs, yuv, size.0, size.1, filter, spec).unwrap();
+                    assert_eq!(got, want, "GPU, {what}");
+                }
+            }
+        }
+    }
+}
+
+/// Frames of several layouts in one call (a launch for each layout), into images 1.. of a
+/// poisoned tensor: the others keep their poison.
+#[test]
+fn frames_of_several_layouts_go_into_one_tensor() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let s = gpu.stream().unwrap();
+    let frames: Vec<YuvFrame> =
+        [(YuvLayout::Nv12, 64, 48), (YuvLayout::Yuyv, 30, 7), (YuvLayout::I420, 2, 2), (YuvLayout::Nv12, 8, 6)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(l, w, h))| {
+                let n = l.frame_bytes(w, h).unwrap();
+                YuvFrame::from_bytes(l, w, h, cuimg_tests::splitmix_bytes(70 + i as u64, n)).unwrap()
+            })
+            .collect();
+    let refs: Vec<&YuvFrame> = frames.iter().collect();
+    let device: Vec<_> = frames.iter().map(|f| s.upload_yuv(f).unwrap()).collect();
+    let drefs: Vec<_> = device.iter().collect();
+    for name in ["cv-linear", "pil-bicubic", "cv-area"] {
+        let filter: Filter = name.parse().unwrap();
+        let spec = TensorSpec::new(DType::F16).normalize(Normalize::IMAGENET).pad_to(24, 20, 0.0);
+        let want = cpu::yuv_resize_to_tensor(&refs, YuvSpec::default(), 21, 17, filter, &spec).unwrap();
+        let shape = spec.shape_of::<Rgb8>(6, 21, 17);
+        let mut t = poisoned(&s, shape);
+        s.yuv_resize_to_tensor(&drefs, YuvSpec::default(), 21, 17, filter, &spec, &mut t, 1).unwrap();
+        let got = s.download_tensor(&t).unwrap();
+        let per = shape.image_bytes();
+        assert_eq!(&got.as_bytes()[per..5 * per], want.as_bytes(), "{name}");
+        assert!(got.as_bytes()[..per].iter().chain(&got.as_bytes()[5 * per..]).all(|&b| b == 0xA5), "{name}");
+    }
+}
+
 fn invalid(r: cuimg::Result<impl std::fmt::Debug>, what: &str) {
     match r {
         Err(
@@ -150,7 +219,14 @@ fn bad_input_is_refused_before_anything_is_written() {
     ] {
         invalid(r, what);
     }
+    let frame = YuvFrame::from_bytes(YuvLayout::Nv12, 4, 2, vec![128; 12]).unwrap();
+    let yuv = YuvSpec::default();
+    invalid(cpu::yuv_resize_to_tensor(&[], yuv, 16, 16, linear, &base), "no frames");
+    invalid(cpu::yuv_resize_to_tensor(&[&frame], yuv, 16, 0, linear, &base), "a zero height");
+    invalid(cpu::yuv_resize_to_tensor(&[&frame], yuv, 16, 16, linear, &zero_std), "a zero std");
     let Some(gpu) = cuimg_tests::gpu() else { return };
+    invalid(gpu.yuv_resize_to_tensor(&[], yuv, 16, 16, linear, &base), "no frames");
+    invalid(gpu.yuv_resize_to_tensor(&[&frame], yuv, 16, 16, linear, &small), "a tensor smaller than the output");
     invalid(gpu.resize_to_tensor(&[v], 16, 16, linear, &nan_mean), "a NaN mean");
     invalid(gpu.resize_to_tensor(&[v], 0, 16, linear, &base), "a zero width");
     invalid(gpu.resize_to_tensor::<Rgb8>(&[], 16, 16, linear, &base), "no images");
@@ -166,6 +242,8 @@ fn bad_input_is_refused_before_anything_is_written() {
         let mut t = poisoned(&s, shape);
         invalid(s.resize_to_tensor(&[src.view()], 16, 16, linear, &base, &mut t, first), what);
         invalid(s.resize_to_tensor(&[src.view()], 16, 16, linear, &zero_std, &mut t, 0), "a zero std");
+        let f = s.upload_yuv(&frame).unwrap();
+        invalid(s.yuv_resize_to_tensor(&[&f], yuv, 16, 16, linear, &base, &mut t, first), what);
         assert!(s.download_tensor(&t).unwrap().as_bytes().iter().all(|&b| b == 0xA5), "{what}: written");
     }
 }

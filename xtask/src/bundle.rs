@@ -137,10 +137,17 @@ pub fn run() -> Result {
     let archive = root().join("gpu-bundle.tar.xz");
     run::step(
         "compress gpu-bundle.tar.xz",
-        // -9: a 64 MiB dictionary, which finds the kernels embedded in every binary again
-        // (82 MiB at -6, 22 at -9, in the third session of 2026-11-25; the device tool
-        // carries 64 MiB at the most).
-        Command::new("tar").current_dir(root()).env("XZ_OPT", "-9 -T0").args(["-cJf"]).arg(&archive).arg("gpu-bundle"),
+        // A dictionary as large as the bundle, in one thread, finds the kernels embedded in
+        // every binary again: 82 MiB at -6 and 22 at -9 (a 64 MiB dictionary) in the third
+        // session of 2026-11-25; with 137 kernels (1 GiB of binaries, session 7) -9 gave
+        // 82 MiB and a 1.5 GiB dictionary 27, in 5 minutes. The device tool carries 64 MiB at
+        // the most; unpacking needs 1.5 GiB of memory.
+        Command::new("tar")
+            .current_dir(root())
+            .env("XZ_OPT", "--lzma2=preset=9,dict=1536MiB -T1")
+            .args(["-cJf"])
+            .arg(&archive)
+            .arg("gpu-bundle"),
     )?;
     eprintln!(
         "{}: {:.1} MiB",

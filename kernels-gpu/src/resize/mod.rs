@@ -362,3 +362,4 @@ resize_kernels!(
 mod pillow;
 mod separable;
 mod sink;
+mod source;

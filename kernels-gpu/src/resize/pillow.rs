@@ -3,13 +3,15 @@
 //! the CPU reference (`host/src/ops/resize/exec.rs`) computes it.
 
 use super::sink::{Sink, ToImage, ToTensor};
+use super::source::{Bytes, Source, YuvFrames};
 use super::{at, clamp, frame, job, put};
 use crate::device::shared;
 use crate::device::thread::{
     block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x,
 };
 use cuimg_abi::resize::{
-    ResizePillow, ResizePillowTiled, ResizePillowTiledTensor, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+    ResizePillow, ResizePillowTiled, ResizePillowTiledTensor, ResizePillowTiledYuv, SEPARABLE_THREADS,
+    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
 };
 
 /// Pillow's `MULDIV255`.
@@ -93,12 +95,13 @@ fn clip8(ss: i32) -> u32 {
 /// `dst.width` first columns and `dst.width * (extra & 0xFFFF)` weights, `dst.height` first
 /// rows and `dst.height * (extra >> 16)` weights; blocks of `SEPARABLE_THREADS` threads
 /// along x; `p.tile_words` words of dynamic shared memory; each job's output and frame are
-/// what `sink` writes.
+/// what `sink` writes, its source what `source` reads.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn pillow_tiled<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
+unsafe fn pillow_tiled<const C: usize, S: Sink, Src: Source>(p: ResizePillowTiled, sink: S, source: Src) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(&p.jobs) };
+    let yuv = source.yuv(&j);
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { sink.frame::<C>(&j) };
     const W: u32 = SEPARABLE_TILE_W;
@@ -136,30 +139,47 @@ unsafe fn pillow_tiled<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                 let mut k = (t / W) as i32;
                 while k < span {
                     let k2 = k + STEP1 as i32;
-                    // SAFETY: rows of the source (clamped into it).
-                    let (line, line2) = unsafe {
-                        (
-                            src.add((clamp((r0 + k) as i64, j.src.height) * j.src.pitch) as usize),
-                            src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
-                        )
-                    };
                     let (mut acc, mut acc2) = ([HALF; C], [HALF; C]);
-                    for i in 0..xt {
-                        // SAFETY: column `x`'s weights.
-                        let w = unsafe { *weights.add(wx + i) };
-                        let col = clamp(first + i as i64, j.src.width) as usize * C;
-                        // SAFETY: pixels of the rows (their column clamped into them).
-                        let (alpha, alpha2) =
-                            unsafe { (*line.add(col + C - 1) as u32, *line2.add(col + C - 1) as u32) };
-                        for c in 0..C {
-                            // SAFETY: as above.
-                            let (mut v, mut v2) = unsafe { (*line.add(col + c) as u32, *line2.add(col + c) as u32) };
-                            if premultiply && c + 1 < C {
-                                v = muldiv255(v, alpha);
-                                v2 = muldiv255(v2, alpha2);
+                    if Src::YUV {
+                        let y = &yuv;
+                        let (ra, rb) = (y.row((r0 + k) as i64), y.row((r0 + k2) as i64));
+                        for i in 0..xt {
+                            // SAFETY: column `x`'s weights; the job's frame (the caller's
+                            // contract), rows from `Yuv::row`.
+                            let (w, p, p2) = unsafe {
+                                (*weights.add(wx + i), y.rgb(first + i as i64, ra), y.rgb(first + i as i64, rb))
+                            };
+                            for c in 0..C {
+                                acc[c] = acc[c].wrapping_add(p[c].wrapping_mul(w));
+                                acc2[c] = acc2[c].wrapping_add(p2[c].wrapping_mul(w));
                             }
-                            acc[c] = acc[c].wrapping_add((v as i32).wrapping_mul(w));
-                            acc2[c] = acc2[c].wrapping_add((v2 as i32).wrapping_mul(w));
+                        }
+                    } else {
+                        // SAFETY: rows of the source (clamped into it).
+                        let (line, line2) = unsafe {
+                            (
+                                src.add((clamp((r0 + k) as i64, j.src.height) * j.src.pitch) as usize),
+                                src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
+                            )
+                        };
+                        for i in 0..xt {
+                            // SAFETY: column `x`'s weights.
+                            let w = unsafe { *weights.add(wx + i) };
+                            let col = clamp(first + i as i64, j.src.width) as usize * C;
+                            // SAFETY: pixels of the rows (their column clamped into them).
+                            let (alpha, alpha2) =
+                                unsafe { (*line.add(col + C - 1) as u32, *line2.add(col + C - 1) as u32) };
+                            for c in 0..C {
+                                // SAFETY: as above.
+                                let (mut v, mut v2) =
+                                    unsafe { (*line.add(col + c) as u32, *line2.add(col + c) as u32) };
+                                if premultiply && c + 1 < C {
+                                    v = muldiv255(v, alpha);
+                                    v2 = muldiv255(v2, alpha2);
+                                }
+                                acc[c] = acc[c].wrapping_add((v as i32).wrapping_mul(w));
+                                acc2[c] = acc2[c].wrapping_add((v2 as i32).wrapping_mul(w));
+                            }
                         }
                     }
                     for c in 0..C {
@@ -253,7 +273,7 @@ macro_rules! pillow_tiled_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizePillowTiled) {
                 // SAFETY: forwarded contract.
-                unsafe { pillow_tiled::<$c, _>(p, ToImage) }
+                unsafe { pillow_tiled::<$c, _, _>(p, ToImage, Bytes) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
 
@@ -261,11 +281,11 @@ macro_rules! pillow_tiled_kernels {
             ///
             /// # Safety
             /// [`pillow_tiled`]'s contract, each job's output an image of the tensor of
-            /// `p.format`.
+            /// `p.out.format`.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $tensor(p: ResizePillowTiledTensor) {
                 // SAFETY: forwarded contract.
-                unsafe { pillow_tiled::<$c, _>(p.resize, ToTensor { format: p.format }) }
+                unsafe { pillow_tiled::<$c, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
             }
             abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
@@ -278,3 +298,16 @@ pillow_tiled_kernels!(
     [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3],
     [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4]
 );
+
+/// See [`pillow_tiled`], from YUV frames (RGB) into a tensor ([`ResizePillowTiledYuv`]).
+///
+/// # Safety
+/// [`pillow_tiled`]'s contract, each job's source a frame of `p.layout` and its output an
+/// image of the tensor of `p.out.format`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resize_pillow_tiled_yuv_tensor(p: ResizePillowTiledYuv) {
+    let source = YuvFrames { layout: p.layout, coef: p.coef };
+    // SAFETY: forwarded contract.
+    unsafe { pillow_tiled::<3, _, _>(p.resize, ToTensor { out: p.out }, source) }
+}
+abi!(cuimg_abi::resize::ResizePillowTiledYuvTensor, resize_pillow_tiled_yuv_tensor);

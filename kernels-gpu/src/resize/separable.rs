@@ -3,11 +3,13 @@
 //! the plan's rule, a constant of each kernel.
 
 use super::sink::{Sink, ToImage, ToTensor};
+use super::source::{Bytes, Source, Yuv, YuvFrames};
 use super::{clamp, job, round_u8};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
 use cuimg_abi::resize::{
-    ResizeSeparable, ResizeSeparableTensor, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+    ResizeSeparable, ResizeSeparableTensor, ResizeSeparableYuv, SEPARABLE_THREADS, SEPARABLE_TILE_ROWS,
+    SEPARABLE_TILE_W,
 };
 
 /// One output element of OpenCV's vertical rules (`VResize*<uchar>`), built a tap at a time
@@ -70,7 +72,7 @@ struct Quad([i32; 4]);
 /// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of exactly `T` taps
 /// each way (the host's pairing of rules and kernels: the tap loops' bounds are constants)
 /// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
-/// block and iteration, its pixels written to `sink`.
+/// block and iteration, its pixels read from `source` and written to `sink`.
 ///
 /// Shared memory holds the tile's row sums as `sums[(k * C + c) * SEPARABLE_TILE_W + xl]`
 /// for source row `r0 + k` (clamped into the source when read), channel `c`, column `xl` of
@@ -82,12 +84,17 @@ struct Quad([i32; 4]);
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
 /// `dst.height * y_taps` weights; `x_taps` and `y_taps` are `T`; blocks of
 /// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory; each
-/// job's output and frame are what `sink` writes.
+/// job's output and frame are what `sink` writes, its source what `source` reads.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink>(p: ResizeSeparable, sink: S) {
+unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: Source>(
+    p: ResizeSeparable,
+    sink: S,
+    source: Src,
+) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(&p.jobs) };
+    let yuv = source.yuv(&j);
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { sink.frame::<C>(&j) };
     // Indices are u32 (image sides are), addresses u64 only where formed: 64-bit values
@@ -139,20 +146,25 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink>(p: Re
                 let mut k = (t / W) as i32;
                 while k < span {
                     let k2 = k + STEP1 as i32;
-                    // SAFETY: rows of the source (clamped into it).
-                    let (line, line2) = unsafe {
-                        (
-                            src.add((clamp((r0 + k) as i64, j.src.height) * j.src.pitch) as usize),
-                            src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
-                        )
-                    };
-                    // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..T` are
-                    // `cols[0] + i * C` (in the row: `first + T <= width`).
-                    let (acc, acc2) = unsafe {
-                        if inside {
-                            across::<C, T, true>(line, line2, &cols, &a)
-                        } else {
-                            across::<C, T, false>(line, line2, &cols, &a)
+                    let (acc, acc2) = if Src::YUV {
+                        // SAFETY: the job's frame (the caller's contract).
+                        unsafe { yuv_across::<C, T>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
+                    } else {
+                        // SAFETY: rows of the source (clamped into it).
+                        let (line, line2) = unsafe {
+                            (
+                                src.add((clamp((r0 + k) as i64, j.src.height) * j.src.pitch) as usize),
+                                src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
+                            )
+                        };
+                        // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..T` are
+                        // `cols[0] + i * C` (in the row: `first + T <= width`).
+                        unsafe {
+                            if inside {
+                                across::<C, T, true>(line, line2, &cols, &a)
+                            } else {
+                                across::<C, T, false>(line, line2, &cols, &a)
+                            }
                         }
                     };
                     for c in 0..C {
@@ -243,6 +255,33 @@ unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
     (acc, acc2)
 }
 
+/// [`across`] for a YUV source: `T` taps from column `first` weighted by `a`, of source rows
+/// `ra` and `rb` (clamped into the frame), each pixel decoded as it is read.
+///
+/// # Safety
+/// `y`'s frame is readable, of its layout's bytes.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn yuv_across<const C: usize, const T: usize>(
+    y: &Yuv,
+    ra: i64,
+    rb: i64,
+    first: i64,
+    a: &[i32; T],
+) -> ([i32; C], [i32; C]) {
+    let (ra, rb) = (y.row(ra), y.row(rb));
+    let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
+    for i in 0..T {
+        // SAFETY: rows from `Yuv::row`, of the caller's frame.
+        let (p, p2) = unsafe { (y.rgb(first + i as i64, ra), y.rgb(first + i as i64, rb)) };
+        for c in 0..C {
+            acc[c] = acc[c].wrapping_add(p[c].wrapping_mul(a[i]));
+            acc2[c] = acc2[c].wrapping_add(p2[c].wrapping_mul(a[i]));
+        }
+    }
+    (acc, acc2)
+}
+
 /// Phase 2 of [`separable`] for one thread's four pixels of an output row: where its rows'
 /// sums are in the tile's shared memory and how they combine.
 struct Down {
@@ -305,7 +344,7 @@ macro_rules! separable_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
                 // SAFETY: forwarded contract (the rules by taps: `by_rule`).
-                unsafe { by_rule::<$c, $t, _>(p, ToImage) }
+                unsafe { by_rule::<$c, $t, _, _>(p, ToImage, Bytes) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
 
@@ -314,11 +353,11 @@ macro_rules! separable_kernels {
             ///
             /// # Safety
             /// [`separable`]'s contract, for plans of exactly this kernel's taps, each job's
-            /// output an image of the tensor of `p.format`.
+            /// output an image of the tensor of `p.out.format`.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $tensor(p: ResizeSeparableTensor) {
                 // SAFETY: forwarded contract.
-                unsafe { by_rule::<$c, $t, _>(p.resize, ToTensor { format: p.format }) }
+                unsafe { by_rule::<$c, $t, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
             }
             abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
@@ -331,17 +370,44 @@ macro_rules! separable_kernels {
 /// # Safety
 /// [`separable`]'s contract.
 #[inline(always)]
-unsafe fn by_rule<const C: usize, const T: usize, S: Sink>(p: ResizeSeparable, sink: S) {
+unsafe fn by_rule<const C: usize, const T: usize, S: Sink, Src: Source>(p: ResizeSeparable, sink: S, source: Src) {
     // SAFETY: forwarded contract.
     unsafe {
         match T {
-            2 if p.rule == 3 => separable::<C, T, 3, S>(p, sink),
-            2 => separable::<C, T, 0, S>(p, sink),
-            4 => separable::<C, T, 1, S>(p, sink),
-            _ => separable::<C, T, 2, S>(p, sink),
+            2 if p.rule == 3 => separable::<C, T, 3, S, Src>(p, sink, source),
+            2 => separable::<C, T, 0, S, Src>(p, sink, source),
+            4 => separable::<C, T, 1, S, Src>(p, sink, source),
+            _ => separable::<C, T, 2, S, Src>(p, sink, source),
         }
     }
 }
+
+/// The separable kernels from YUV frames (RGB) into tensors, one per tap count.
+macro_rules! separable_yuv_kernels {
+    ($([$name:ident, $marker:ident, $t:literal]),*) => {
+        $(
+            /// See [`separable`], from YUV frames into a tensor ([`ResizeSeparableYuv`]).
+            ///
+            /// # Safety
+            /// [`separable`]'s contract, for plans of exactly this kernel's taps, each job's
+            /// source a frame of `p.layout` and its output an image of the tensor of
+            /// `p.out.format`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparableYuv) {
+                let source = YuvFrames { layout: p.layout, coef: p.coef };
+                // SAFETY: forwarded contract.
+                unsafe { by_rule::<3, $t, _, _>(p.resize, ToTensor { out: p.out }, source) }
+            }
+            abi!(cuimg_abi::resize::$marker, $name);
+        )*
+    };
+}
+
+separable_yuv_kernels!(
+    [resize_separable2_yuv_tensor, ResizeSeparable2YuvTensor, 2],
+    [resize_separable4_yuv_tensor, ResizeSeparable4YuvTensor, 4],
+    [resize_separable_yuv_tensor, ResizeSeparableYuvTensor, 8]
+);
 
 separable_kernels!(
     [resize_separable2_c1, ResizeSeparable2C1, resize_separable2_c1_tensor, ResizeSeparable2C1Tensor, 1, 2],

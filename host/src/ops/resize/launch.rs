@@ -14,9 +14,11 @@ use cuimg_abi::resize::{
     ResizeSeparable2C1Tensor, ResizeSeparable2C2Tensor, ResizeSeparable2C3Tensor, ResizeSeparable2C4Tensor,
     ResizeSeparable4C1Tensor, ResizeSeparable4C2Tensor, ResizeSeparable4C3Tensor, ResizeSeparable4C4Tensor,
     ResizeSeparableC1Tensor, ResizeSeparableC2Tensor, ResizeSeparableC3Tensor, ResizeSeparableC4Tensor,
-    ResizeSeparableTensor,
+    ResizeSeparableTensor, ResizeSeparableYuv, ResizeSeparable2YuvTensor, ResizeSeparable4YuvTensor,
+    ResizeSeparableYuvTensor, ResizePillowTiledYuv, ResizePillowTiledYuvTensor, TENSOR_TABLE_LEN, TensorOut,
 };
 use cuimg_abi::tensor::TensorFormat;
+use cuimg_abi::yuv::Decode;
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 use cudarc::driver::LaunchConfig;
 
@@ -39,11 +41,23 @@ pub(super) struct Work {
 
 /// Where a launch's pixels go: 8-bit images, or a float tensor's images (each job's `dst`
 /// the address of its image's first element, its frame the tensor's image around it; see
-/// `cuimg_abi::resize::ResizeSeparableTensor`), which only the tiled kernels write.
+/// `cuimg_abi::resize::ResizeSeparableTensor`), which only the tiled kernels write; or a
+/// tensor's images from YUV frames of a layout (its code) decoded by a `Decode` to RGB as
+/// they are read (each job's `src` a frame: `ResizeSeparableYuv`).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Sink {
     Image,
     Tensor(TensorFormat),
+    YuvTensor(TensorFormat, u32, Decode),
+}
+
+/// A launch's upload holding the tensor table of `format` (see `TensorOut`), and the
+/// kernels' `TensorOut` given the upload's device address.
+fn tensor_out(format: TensorFormat) -> (Blob, impl Fn(u64) -> TensorOut) {
+    let table: Vec<u32> = (0..TENSOR_TABLE_LEN).map(|i| format.bits((i / 4) as u8, i % 4)).collect();
+    let mut blob = Blob::default();
+    let at = blob.add(&table);
+    (blob, move |base| TensorOut { format, table: DevPtr::new(base + at) })
 }
 
 /// A letterbox: the whole output, where in it the resize writes, the constant around that.
@@ -159,7 +173,7 @@ impl Stream {
             match (k, sink) {
                 (Key::Separable(xt, yt, rule), _) => self.resize_separable::<P>(&group, (xt, yt, rule), sink)?,
                 (Key::Pillow, _) => left.extend(self.resize_pillow::<P>(group, sink)?),
-                (_, Sink::Tensor(_)) => left.extend(group),
+                (_, Sink::Tensor(_) | Sink::YuvTensor(..)) => left.extend(group),
                 (Key::Copy, _) => self.resize_copy::<P>(&group)?,
                 (Key::Gather, _) => self.resize_gather::<P>(&group)?,
                 (Key::Cells, _) => self.resize_cells::<P>(&group)?,
@@ -356,8 +370,23 @@ impl Stream {
                 });
             }
         };
+        if let Sink::YuvTensor(format, layout, coef) = sink {
+            let (blob, out) = tensor_out(format);
+            let p = |jobs, count, base| ResizeSeparableYuv { resize: p(jobs, count, base), out: out(base), layout, _pad: 0, coef };
+            // SAFETY: as below, each job's source a frame of the layout, its output and
+            // frame an image of the tensor (the caller's contract); the kernels make RGB.
+            return unsafe {
+                match (kernel_taps, P::LAYOUT) {
+                    (2, Channels::Three) => self.resize_launch::<ResizeSeparable2YuvTensor>(jobs, blob, shape, p),
+                    (4, Channels::Three) => self.resize_launch::<ResizeSeparable4YuvTensor>(jobs, blob, shape, p),
+                    (8, Channels::Three) => self.resize_launch::<ResizeSeparableYuvTensor>(jobs, blob, shape, p),
+                    _ => unreachable!("frames decode to RGB, in 2, 4 or 8 taps"),
+                }
+            };
+        }
         if let Sink::Tensor(format) = sink {
-            let p = |jobs, count, base| ResizeSeparableTensor { resize: p(jobs, count, base), format };
+            let (blob, out) = tensor_out(format);
+            let p = |jobs, count, base| ResizeSeparableTensor { resize: p(jobs, count, base), out: out(base) };
             // SAFETY: as below, each job's output and frame an image of the tensor (the
             // caller's contract), the kernel's channels P's.
             return unsafe {
@@ -475,7 +504,7 @@ impl Stream {
             if shape == [true, false] && self.resize_pillow_tiled::<P>(&works, sink)? {
                 continue;
             }
-            if let Sink::Tensor(_) = sink {
+            if !matches!(sink, Sink::Image) {
                 left.extend(works);
                 continue;
             }
@@ -622,8 +651,23 @@ impl Stream {
                         Channels::Three => self.resize_launch::<ResizePillowTiledC3>(&jobs, blob, shape, p),
                         Channels::Four => self.resize_launch::<ResizePillowTiledC4>(&jobs, blob, shape, p),
                     },
+                    Sink::YuvTensor(format, layout, coef) => {
+                        let (blob, out) = tensor_out(format);
+                        let p = |jobs, count, base| ResizePillowTiledYuv {
+                            resize: p(jobs, count, base),
+                            out: out(base),
+                            layout,
+                            _pad: 0,
+                            coef,
+                        };
+                        match P::LAYOUT {
+                            Channels::Three => self.resize_launch::<ResizePillowTiledYuvTensor>(&jobs, blob, shape, p),
+                            _ => unreachable!("frames decode to RGB"),
+                        }
+                    }
                     Sink::Tensor(format) => {
-                        let p = |jobs, count, base| ResizePillowTiledTensor { resize: p(jobs, count, base), format };
+                        let (blob, out) = tensor_out(format);
+                        let p = |jobs, count, base| ResizePillowTiledTensor { resize: p(jobs, count, base), out: out(base) };
                         match P::LAYOUT {
                             Channels::One => self.resize_launch::<ResizePillowTiledC1Tensor>(&jobs, blob, shape, p),
                             Channels::Two => self.resize_launch::<ResizePillowTiledC2Tensor>(&jobs, blob, shape, p),

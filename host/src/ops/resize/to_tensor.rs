@@ -1,6 +1,7 @@
-//! Resize and `to_tensor` in one pass (issue 29, parts 2 and 5): the tiled kernels
+//! Resize and `to_tensor` in one pass (issue 29, parts 2, 3 and 5): the tiled kernels
 //! (OpenCV's separable filters, Pillow's two passes) write each output pixel normalized
-//! into the tensor, with no image between. Plans of other kinds (nearest, area, one of
+//! into the tensor, with no image between; from YUV frames, they also decode each source
+//! pixel as they read it. Plans of other kinds (nearest, area, one of
 //! Pillow's passes alone, the same size) are resized into a scratch batch and normalized by
 //! `to_tensor`'s kernel after: two launches, the same elements.
 
@@ -14,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::image::ImageView;
 use crate::ops::tensor::gpu::check_shape;
 use crate::ops::tensor::{DeviceTensor, Tensor, TensorSpec};
-use crate::pixel::Pixel;
+use crate::ops::yuv::{DeviceYuvFrame, YuvFrame, YuvLayout, YuvSpec};
+use crate::pixel::{Pixel, Rgb8};
 use crate::runtime::{DeviceView, Gpu, Stream};
 
 impl Stream {
@@ -142,6 +144,103 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Each frame of `src` decoded to RGB as `yuv` says ([`Stream::yuv_to_image`]'s bytes),
+    /// resized to `width` x `height` as `filter`'s reference resizes the decoded image, and
+    /// normalized into image `first + i` of `dst` as [`Stream::resize_to_tensor`] does: the
+    /// elements of [`crate::cpu::yuv_resize_to_tensor`], bit for bit.
+    ///
+    /// One launch for each layout among the frames, with no image between, for the plans the
+    /// tiled kernels take (each pixel decoded as the resize reads it); other plans decode
+    /// their frames into scratch images first.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cuimg::Error> {
+    /// # let gpu = match cuimg::Gpu::new() { Ok(g) => g, Err(e) if e.is_no_gpu() => return Ok(()), Err(e) => return Err(e) };
+    /// use cuimg::{DType, Filter, Normalize, Rgb8, TensorSpec, YuvFrame, YuvLayout, YuvSpec};
+    /// let bytes: Vec<u8> = (0..64 * 48 * 3 / 2).map(|i| (i * 7 % 251) as u8).collect();
+    /// let frame = YuvFrame::from_bytes(YuvLayout::Nv12, 64, 48, bytes)?;
+    /// let spec = TensorSpec::new(DType::F16).normalize(Normalize::IMAGENET);
+    /// let filter: Filter = "cv-linear".parse()?;
+    /// let s = gpu.stream()?;
+    /// let d = s.upload_yuv(&frame)?;
+    /// let mut t = s.alloc_tensor(spec.shape_of::<Rgb8>(1, 24, 24))?;
+    /// s.yuv_resize_to_tensor(&[&d], YuvSpec::default(), 24, 24, filter, &spec, &mut t, 0)?;
+    /// let want = cuimg::cpu::yuv_resize_to_tensor(&[&frame], YuvSpec::default(), 24, 24, filter, &spec)?;
+    /// assert_eq!(s.download_tensor(&t)?, want);
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::too_many_arguments)] // the decoding's, the resize's and the tensor's
+    pub fn yuv_resize_to_tensor(
+        &self,
+        src: &[&DeviceYuvFrame],
+        yuv: YuvSpec,
+        width: u32,
+        height: u32,
+        filter: Filter,
+        spec: &TensorSpec,
+        dst: &mut DeviceTensor,
+        first: usize,
+    ) -> Result<()> {
+        crate::validate::non_empty(width, height)?;
+        let size = spec.extent(std::iter::repeat_n((width, height), src.len()))?;
+        check_shape::<Rgb8>(&dst.shape, spec, size, first + src.len())?;
+        if !self.same_context(dst.buf.buf.context()) || src.iter().any(|f| !self.same_context(f.buf.buf.context())) {
+            return Err(Error::WrongContext("a YUV frame or the tensor".into()));
+        }
+        for f in src {
+            // The kernels' offsets into a frame are 32-bit.
+            let n = f.layout.frame_bytes(f.width, f.height)?;
+            if n > u32::MAX as usize {
+                return Err(Error::TooLarge { what: "a YUV frame to resize".into(), size: n as u64, limit: u32::MAX as u64 });
+            }
+        }
+        let requests: Vec<_> = src.iter().map(|f| ((f.width, f.height), (width, height), None)).collect();
+        let plans = plans_cached::<Rgb8>(&requests, filter)?;
+        let format = spec.format(size);
+        let per = dst.shape.image_bytes() as u64;
+        let reads = src.iter().map(|f| f.buf.buf.read(&self.raw)).collect::<Result<Vec<_>, _>>()?;
+        // The frames the tiled kernels do not take, by index.
+        let mut left: Vec<usize> = Vec::new();
+        {
+            let mut write = dst.buf.buf.write(&self.raw)?;
+            let base = write.ptr().addr();
+            let mut layouts: Vec<YuvLayout> = src.iter().map(|f| f.layout).collect();
+            layouts.sort_by_key(|l| l.code());
+            layouts.dedup();
+            for layout in layouts {
+                let mut index = Vec::new();
+                let mut work = Vec::new();
+                for (i, (f, r)) in src.iter().zip(&reads).enumerate().filter(|(_, (f, _))| f.layout == layout) {
+                    let at = base + (first + i) as u64 * per;
+                    let outer = Plane { data: at, pitch: 0, width: size.0, height: size.1 };
+                    index.push(i);
+                    work.push(Work {
+                        plan: plans[i].clone(),
+                        // `pitch` unused: a frame's planes are packed, as its layout says.
+                        src: Plane { data: r.ptr().addr(), pitch: 0, width: f.width, height: f.height },
+                        dst: Plane { data: at, pitch: 0, width, height },
+                        frame: (size != (width, height)).then_some(Frame { outer, left: 0, top: 0, fill: 0 }),
+                    });
+                }
+                let sink = Sink::YuvTensor(format, layout.code(), yuv.decode());
+                for w in self.resize_work_into::<Rgb8>(work, sink)? {
+                    let at = (w.dst.data - base) / per;
+                    left.push(at as usize - first);
+                }
+            }
+        }
+        drop(reads);
+        // The others: decoded into scratch images, then resized and normalized.
+        for i in left {
+            let mut img = self.alloc::<Rgb8>(src[i].width, src[i].height)?;
+            self.yuv_to_image(src[i], yuv, &mut img)?;
+            self.resize_to_tensor(&[img.view()], width, height, filter, spec, dst, first + i)?;
+        }
+        Ok(())
+    }
+}
+
 impl Gpu {
     /// Blocking: `images` resized to `width` x `height` and normalized into one tensor (see
     /// [`Stream::resize_to_tensor`]).
@@ -160,6 +259,26 @@ impl Gpu {
         let views: Vec<DeviceView<'_, P>> = src.iter().map(|d| d.view()).collect();
         let mut dst = DeviceTensor { buf: s.alloc_slice_for_output(shape.bytes()?)?, shape };
         s.resize_to_tensor(&views, width, height, filter, spec, &mut dst, 0)?;
+        s.download_tensor(&dst)
+    }
+
+    /// Blocking: `frames` decoded, resized to `width` x `height` and normalized into one
+    /// tensor (see [`Stream::yuv_resize_to_tensor`]).
+    pub fn yuv_resize_to_tensor(
+        &self,
+        frames: &[&YuvFrame],
+        yuv: YuvSpec,
+        width: u32,
+        height: u32,
+        filter: Filter,
+        spec: &TensorSpec,
+    ) -> Result<Tensor> {
+        let size = spec.extent(std::iter::repeat_n((width, height), frames.len()))?;
+        let s = self.blocking_stream();
+        let shape = spec.shape(frames.len(), 3, size);
+        let src = frames.iter().map(|f| s.upload_yuv(f)).collect::<Result<Vec<_>>>()?;
+        let mut dst = DeviceTensor { buf: s.alloc_slice_for_output(shape.bytes()?)?, shape };
+        s.yuv_resize_to_tensor(&src.iter().collect::<Vec<_>>(), yuv, width, height, filter, spec, &mut dst, 0)?;
         s.download_tensor(&dst)
     }
 }

@@ -57,6 +57,21 @@ pub fn resize_to_tensor<P: Pixel>(
     to_tensor_batch(&resized.iter().map(Image::view).collect::<Vec<_>>(), spec)
 }
 
+/// `frames`, each decoded to RGB as `yuv` says ([`crate::cpu::yuv_to_image`]), as
+/// [`resize_to_tensor`] makes a tensor of images: the reference of
+/// `Stream::yuv_resize_to_tensor` (which decodes, resizes and normalizes in one pass).
+pub fn yuv_resize_to_tensor(
+    frames: &[&crate::YuvFrame],
+    yuv: crate::YuvSpec,
+    width: u32,
+    height: u32,
+    filter: crate::Filter,
+    spec: &TensorSpec,
+) -> Result<Tensor> {
+    let images = frames.iter().map(|f| crate::cpu::yuv_to_image::<crate::Rgb8>(f, yuv)).collect::<Result<Vec<_>>>()?;
+    resize_to_tensor(&images.iter().map(Image::view).collect::<Vec<_>>(), width, height, filter, spec)
+}
+
 /// The tensor's shape for `images` under `spec`, checked, and the kernels' format.
 pub(crate) fn plan<P: Pixel>(images: &[ImageView<'_, P>], spec: &TensorSpec) -> Result<(TensorShape, TensorFormat)> {
     let size = spec.extent(images.iter().map(|i| (i.width(), i.height())))?;

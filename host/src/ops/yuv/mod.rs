@@ -38,7 +38,7 @@ impl YuvLayout {
     pub const ALL: [YuvLayout; 6] =
         [YuvLayout::Nv12, YuvLayout::Nv21, YuvLayout::I420, YuvLayout::Yv12, YuvLayout::Yuyv, YuvLayout::Uyvy];
 
-    fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         use cuimg_abi::yuv::*;
         match self {
             YuvLayout::Nv12 => NV12,

@@ -1,0 +1,105 @@
+//! Where the tiled kernels' source pixels come from: 8-bit images (the job's `src` plane,
+//! read by each kernel's own loads), or YUV frames, each pixel decoded to RGB as it is read
+//! (`cuimg_abi::resize::ResizeSeparableYuv`): the bytes `yuv_to_image` would have written,
+//! so the resize's sums are the reference's over the decoded image. The image kernels take
+//! [`Bytes`], whose [`Source::YUV`] is false: their code is as it was.
+
+use super::clamp;
+use cuimg_abi::resize::ResizeJob;
+use cuimg_abi::yuv::{Decode, Frame, Strides};
+
+/// A tiled kernel's source.
+pub(super) trait Source: Copy {
+    /// YUV frames: the kernel reads through [`Source::yuv`]; else the job's `src` plane.
+    const YUV: bool;
+
+    /// The job's frame and decoding (for a YUV source).
+    fn yuv(&self, j: &ResizeJob) -> Yuv;
+}
+
+/// The job's `src` plane of 8-bit pixels.
+#[derive(Clone, Copy)]
+pub(super) struct Bytes;
+
+impl Source for Bytes {
+    const YUV: bool = false;
+
+    #[inline(always)]
+    fn yuv(&self, _: &ResizeJob) -> Yuv {
+        Yuv { data: 0, width: 1, height: 1, is_420: false, strides: FLAT, coef: Decode::BT601_LIMITED }
+    }
+}
+
+/// Strides of nothing ([`Bytes`] has no frame).
+const FLAT: Strides =
+    Strides { luma_pitch: 0, luma_step: 0, luma_at: 0, chroma_pitch: 0, chroma_step: 0, u_at: 0, v_at: 0 };
+
+/// Frames of `layout`, decoded by `coef`: each job's `src.data` is a frame's first byte,
+/// `src.width` and `src.height` its image's size.
+#[derive(Clone, Copy)]
+pub(super) struct YuvFrames {
+    pub layout: u32,
+    pub coef: Decode,
+}
+
+impl Source for YuvFrames {
+    const YUV: bool = true;
+
+    #[inline(always)]
+    fn yuv(&self, j: &ResizeJob) -> Yuv {
+        let f = Frame { data: j.src.data, width: j.src.width, height: j.src.height, layout: self.layout, _pad: 0 };
+        Yuv {
+            data: f.data,
+            width: f.width,
+            height: f.height,
+            is_420: f.is_420(),
+            strides: f.strides(),
+            coef: self.coef,
+        }
+    }
+}
+
+/// One job's frame, where its samples lie and how they decode.
+#[derive(Clone, Copy)]
+pub(super) struct Yuv {
+    data: u64,
+    width: u32,
+    height: u32,
+    is_420: bool,
+    strides: Strides,
+    coef: Decode,
+}
+
+impl Yuv {
+    /// Source row `r`, clamped into the frame: the offsets of its luma row and its chroma
+    /// row.
+    #[inline(always)]
+    pub fn row(&self, r: i64) -> (u32, u32) {
+        let y = clamp(r, self.height) as u32;
+        let cy = if self.is_420 { y / 2 } else { y };
+        (y * self.strides.luma_pitch, cy * self.strides.chroma_pitch)
+    }
+
+    /// Pixel `col` (clamped into the frame) of a row from [`Yuv::row`] as `[R, G, B, 255]`,
+    /// as the YUV kernels decode it (alpha opaque).
+    ///
+    /// # Safety
+    /// The frame is readable, of its layout's bytes.
+    #[inline(always)]
+    pub unsafe fn rgb(&self, col: i64, (luma, chroma): (u32, u32)) -> [i32; 4] {
+        let s = &self.strides;
+        let x = clamp(col, self.width) as u32;
+        let src = self.data as usize as *const u8;
+        let c = chroma + (x / 2) * s.chroma_step;
+        // SAFETY: the samples of a pixel of the frame (`Strides`' offsets).
+        let (l, u, v) = unsafe {
+            (
+                *src.add((luma + x * s.luma_step + s.luma_at) as usize),
+                *src.add((c + s.u_at) as usize),
+                *src.add((c + s.v_at) as usize),
+            )
+        };
+        let p = self.coef.rgb(l, self.coef.chroma(u, v));
+        [p[0] as i32, p[1] as i32, p[2] as i32, 255]
+    }
+}
