@@ -242,3 +242,15 @@ pub fn assert_same<P: Pixel>(got: &Image<P>, want: &Image<P>, what: &str) {
         );
     }
 }
+
+/// `r` is a typed refusal of bad input (a parameter, an empty image or batch, a length),
+/// not a success or another kind of error.
+pub fn assert_refused(r: cuimg::Result<impl std::fmt::Debug>, what: &str) {
+    use cuimg::Error;
+    match r {
+        Err(
+            Error::InvalidParameter { .. } | Error::EmptyImage { .. } | Error::EmptyBatch | Error::WrongLength { .. },
+        ) => {}
+        other => panic!("{what}: expected a typed refusal, got {other:?}"),
+    }
+}

@@ -6,7 +6,7 @@
 //! `to_tensor`'s kernel after: two launches, the same elements.
 
 use cuimg_abi::resize::Plane;
-use cuimg_abi::tensor::TensorJob;
+use cuimg_abi::tensor::{TensorFormat, TensorJob};
 
 use super::launch::{Frame, Sink, Work};
 use super::plan::Plan;
@@ -18,6 +18,32 @@ use crate::ops::tensor::{DeviceTensor, Tensor, TensorSpec};
 use crate::ops::yuv::{DeviceYuvFrame, YuvFrame, YuvLayout, YuvSpec};
 use crate::pixel::{Pixel, Rgb8};
 use crate::runtime::{DeviceView, Gpu, Stream};
+
+/// A fused launch's tensor, checked: `count` images of `width` x `height` from image
+/// `first` of `dst` under `spec` (of `channels`); the tensor's image size, the kernels'
+/// format and the bytes of one image.
+fn tensor_target(
+    spec: &TensorSpec,
+    dst: &DeviceTensor,
+    channels: usize,
+    count: usize,
+    (width, height): (u32, u32),
+    first: usize,
+) -> Result<((u32, u32), TensorFormat, u64)> {
+    crate::validate::non_empty(width, height)?;
+    let size = spec.extent(std::iter::repeat_n((width, height), count))?;
+    check_shape(&dst.shape, spec, channels, size, first + count)?;
+    Ok((size, spec.format(size), dst.shape.image_bytes() as u64))
+}
+
+/// One image's work into the tensor image at `at`: resized to `out` in a tensor image of
+/// `size`, the padding (where larger) written by the same launch.
+fn into_tensor(plan: std::sync::Arc<Plan>, src: Plane, at: u64, out: (u32, u32), size: (u32, u32)) -> Work {
+    // `pitch` unused: the tensor's format places each element.
+    let dst = Plane { data: at, pitch: 0, width: out.0, height: out.1 };
+    let outer = Plane { data: at, pitch: 0, width: size.0, height: size.1 };
+    Work { plan, src, dst, frame: (size != out).then_some(Frame { outer, left: 0, top: 0, fill: 0 }) }
+}
 
 impl Stream {
     /// Each image of `src` resized to `width` x `height` as `filter`'s reference resizes
@@ -56,9 +82,7 @@ impl Stream {
         dst: &mut DeviceTensor,
         first: usize,
     ) -> Result<()> {
-        crate::validate::non_empty(width, height)?;
-        let size = spec.extent(std::iter::repeat_n((width, height), src.len()))?;
-        check_shape::<P>(&dst.shape, spec, size, first + src.len())?;
+        let (size, format, per) = tensor_target(spec, dst, P::CHANNELS, src.len(), (width, height), first)?;
         if !self.same_context(dst.buf.buf.context()) || src.iter().any(|v| !self.same_context(v.img.buf.context())) {
             return Err(Error::WrongContext("a resize source or the tensor".into()));
         }
@@ -68,8 +92,6 @@ impl Stream {
             requests.push(((v.width(), v.height()), (width, height), None));
         }
         let plans = plans_cached::<P>(&requests, filter)?;
-        let format = spec.format(size);
-        let per = dst.shape.image_bytes() as u64;
         let reads = src.iter().map(|v| v.ptr(&self.raw)).collect::<Result<Vec<_>>>()?;
         // The images the tiled kernels do not take: (source, byte offset in the tensor, plan).
         let left: Vec<(Plane, u64, std::sync::Arc<Plan>)> = {
@@ -82,12 +104,7 @@ impl Stream {
                 .map(|(i, (plan, (v, (s, _))))| {
                     let l = v.layout();
                     let src = Plane { data: s.addr(), pitch: l.pitch, width: l.width, height: l.height };
-                    let at = base + (first + i) as u64 * per;
-                    // `pitch` unused: the tensor's format places each element.
-                    let dst = Plane { data: at, pitch: 0, width, height };
-                    let outer = Plane { data: at, pitch: 0, width: size.0, height: size.1 };
-                    let frame = (size != (width, height)).then_some(Frame { outer, left: 0, top: 0, fill: 0 });
-                    Work { plan, src, dst, frame }
+                    into_tensor(plan, src, base + (first + i) as u64 * per, (width, height), size)
                 })
                 .collect();
             self.resize_work_into::<P>(work, Sink::Tensor(format))?
@@ -182,9 +199,7 @@ impl Stream {
         dst: &mut DeviceTensor,
         first: usize,
     ) -> Result<()> {
-        crate::validate::non_empty(width, height)?;
-        let size = spec.extent(std::iter::repeat_n((width, height), src.len()))?;
-        check_shape::<Rgb8>(&dst.shape, spec, size, first + src.len())?;
+        let (size, format, per) = tensor_target(spec, dst, 3, src.len(), (width, height), first)?;
         if !self.same_context(dst.buf.buf.context()) || src.iter().any(|f| !self.same_context(f.buf.buf.context())) {
             return Err(Error::WrongContext("a YUV frame or the tensor".into()));
         }
@@ -197,8 +212,6 @@ impl Stream {
         }
         let requests: Vec<_> = src.iter().map(|f| ((f.width, f.height), (width, height), None)).collect();
         let plans = plans_cached::<Rgb8>(&requests, filter)?;
-        let format = spec.format(size);
-        let per = dst.shape.image_bytes() as u64;
         let reads = src.iter().map(|f| f.buf.buf.read(&self.raw)).collect::<Result<Vec<_>, _>>()?;
         // The frames the tiled kernels do not take, by index.
         let mut left: Vec<usize> = Vec::new();
@@ -209,19 +222,11 @@ impl Stream {
             layouts.sort_by_key(|l| l.code());
             layouts.dedup();
             for layout in layouts {
-                let mut index = Vec::new();
                 let mut work = Vec::new();
                 for (i, (f, r)) in src.iter().zip(&reads).enumerate().filter(|(_, (f, _))| f.layout == layout) {
-                    let at = base + (first + i) as u64 * per;
-                    let outer = Plane { data: at, pitch: 0, width: size.0, height: size.1 };
-                    index.push(i);
-                    work.push(Work {
-                        plan: plans[i].clone(),
-                        // `pitch` unused: a frame's planes are packed, as its layout says.
-                        src: Plane { data: r.ptr().addr(), pitch: 0, width: f.width, height: f.height },
-                        dst: Plane { data: at, pitch: 0, width, height },
-                        frame: (size != (width, height)).then_some(Frame { outer, left: 0, top: 0, fill: 0 }),
-                    });
+                    // `pitch` unused: a frame's planes are packed, as its layout says.
+                    let frame = Plane { data: r.ptr().addr(), pitch: 0, width: f.width, height: f.height };
+                    work.push(into_tensor(plans[i].clone(), frame, base + (first + i) as u64 * per, (width, height), size));
                 }
                 let sink = Sink::YuvTensor(format, layout.code(), yuv.decode());
                 for w in self.resize_work_into::<Rgb8>(work, sink)? {

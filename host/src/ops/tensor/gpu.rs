@@ -60,7 +60,7 @@ impl Stream {
     ) -> Result<()> {
         let src = src.device_view();
         let size = spec.extent([(src.width(), src.height())])?;
-        check_shape::<P>(&dst.shape, spec, size, index + 1)?;
+        check_shape(&dst.shape, spec, P::CHANNELS, size, index + 1)?;
         self.check_context("the tensor source", src.img.buf.context())?;
         self.check_context("the tensor", dst.buf.buf.context())?;
         let l = src.layout();
@@ -82,7 +82,7 @@ impl Stream {
     /// 65,535 images; `dst` holds exactly the batch.
     pub fn to_tensor_batch<P: Pixel>(&self, src: &DeviceBatch<P>, spec: &TensorSpec, dst: &mut DeviceTensor) -> Result<()> {
         let size = spec.extent(src.sizes())?;
-        check_shape::<P>(&dst.shape, spec, size, src.len())?;
+        check_shape(&dst.shape, spec, P::CHANNELS, size, src.len())?;
         if dst.shape.images != src.len() {
             return Err(Error::WrongLength { what: "the tensor's images".into(), expected: src.len(), actual: dst.shape.images });
         }
@@ -183,10 +183,16 @@ impl Stream {
     }
 }
 
-/// `shape` is what `spec` makes of images of `size` with P's channels, with at least
+/// `shape` is what `spec` makes of images of `size` with `channels`, with at least
 /// `images` images.
-pub(crate) fn check_shape<P: Pixel>(shape: &TensorShape, spec: &TensorSpec, size: (u32, u32), images: usize) -> Result<()> {
-    let want = spec.shape(shape.images.max(images), P::CHANNELS, size);
+pub(crate) fn check_shape(
+    shape: &TensorShape,
+    spec: &TensorSpec,
+    channels: usize,
+    size: (u32, u32),
+    images: usize,
+) -> Result<()> {
+    let want = spec.shape(shape.images.max(images), channels, size);
     if *shape != want {
         return Err(Error::InvalidParameter {
             what: "tensor".into(),
