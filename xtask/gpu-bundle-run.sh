@@ -185,6 +185,7 @@ case "$mode" in
     python3 "$HERE"/bench/clahe_opencv.py "$CUIMG_IMAGES" "$OUTDIR/clahe/opencv-clahe.json" ;;
   files) "$HERE"/examples/files_bench --out "$OUTDIR/files" "$@" ;;
   torch) python3 "$HERE"/interop/dlpack_torch.py "$HERE"/interop/libdlpack_torch.so ;;
+  candle) LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} "$HERE"/interop/candle-beside-cuimg ;;
   all)
     status=0
     run_tests || status=1
@@ -195,5 +196,5 @@ case "$mode" in
     "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
     "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|torch|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|torch|candle|all]"; exit 2 ;;
 esac

@@ -121,6 +121,10 @@ pub fn run() -> Result {
     copy(&root().join("host/benches/clahe_opencv.py"), &dir.join("bench/clahe_opencv.py"))?;
     // NPP and torchvision beside the resize benchmark, on the bytes it dumps (`--dump`).
     copy(&root().join("host/benches/resize_peers.py"), &dir.join("bench/resize_peers.py"))?;
+    // cuimg and candle in one binary (`run.sh candle`), where `cargo xtask candle` built it.
+    if crate::candle::binary().exists() {
+        copy(&crate::candle::binary(), &dir.join("interop/candle-beside-cuimg"))?;
+    }
     // cuimg and PyTorch in one process through DLPack (`run.sh torch`).
     copy(&root().join("host/examples/dlpack_torch.py"), &dir.join("interop/dlpack_torch.py"))?;
     copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;

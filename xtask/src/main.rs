@@ -5,8 +5,10 @@
 //!   clippy, tests, the host crate on stable Rust).
 //! - `gpu-bundle`: release test binaries, examples and benchmarks, gathered with a run script
 //!   into `gpu-bundle/` for a GPU machine that has no Rust.
+//! - `candle`: one binary with cuimg and candle-core's CUDA backend (`candle.rs`).
 
 mod bundle;
+mod candle;
 mod ptx;
 mod ptxas;
 mod run;
@@ -22,6 +24,7 @@ fn main() -> ExitCode {
         Some("verify") => verify::run(args.iter().any(|a| a == "--skip-tests")),
         Some("gpu-bundle") => bundle::run(),
         Some("coexist") => verify::coexist(),
+        Some("candle") => candle::run(),
         Some("ptxas") => ptxas::assemble_all(&ptx::committed_path(), &target_dir().join("cubins")).map(|_| ()),
         _ => {
             eprintln!(
