@@ -111,6 +111,12 @@ impl BatchImage {
     }
 }
 
+/// Two `u32`s as the `u64` word their `repr(C)` pair is (little-endian, as every GPU CUDA
+/// runs on): for hosts that upload job tables as words, without an unsafe cast.
+pub const fn pair(lo: u32, hi: u32) -> u64 {
+    lo as u64 | (hi as u64) << 32
+}
+
 /// Most images one batch launch takes (`gridDim.z`); the host splits larger batches.
 pub const MAX_BATCH_LAUNCH: u32 = 65535;
 

@@ -19,11 +19,7 @@ pub struct Plane {
     pub height: u32,
 }
 
-/// Two `u32`s as the `u64` word their `repr(C)` pair is (little-endian, as every GPU CUDA
-/// runs on): for hosts that upload job tables as words, without an unsafe cast.
-pub const fn pair(lo: u32, hi: u32) -> u64 {
-    lo as u64 | (hi as u64) << 32
-}
+pub use crate::pair;
 
 impl Plane {
     /// Its `repr(C)` layout as words (see [`pair`]).

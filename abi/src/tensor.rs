@@ -157,9 +157,9 @@ pub struct TensorJob {
 }
 
 impl TensorJob {
-    /// Its `repr(C)` layout as words (see [`crate::resize::pair`]).
+    /// Its `repr(C)` layout as words (see [`crate::pair`]).
     pub const fn words(&self) -> [u64; 4] {
-        [self.data, self.pitch, crate::resize::pair(self.width, self.height), self.offset]
+        [self.data, self.pitch, crate::pair(self.width, self.height), self.offset]
     }
 }
 

@@ -28,8 +28,12 @@ use crate::{Result, root, run, target_dir};
 /// binary as PTX, and a driver refuses PTX from a newer toolkit than its own
 /// (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`, seen with 13.5's nvcc); and the libraries candle
 /// links, whose sonames any 13.x matches.
-const WHEELS: [&str; 6] = [
+/// nvcc's own parts are pinned too: its wheel takes any `nvidia-nvvm` (whose 13.5 `cicc`
+/// wrote PTX 9.5, which 13.0's ptxas refused).
+const WHEELS: [&str; 8] = [
     "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-crt==13.0.88",
     "nvidia-cuda-cccl==13.0.85",
     "nvidia-cuda-runtime==13.0.96",
     "nvidia-cuda-nvrtc",
