@@ -6,7 +6,7 @@
 //! its own copy of the binary), else the one cargo built.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{bin, photo, s, stderr};
@@ -18,7 +18,7 @@ fn cuimg(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().expect("the cuimg binary runs")
 }
 
-fn temp(name: &str) -> PathBuf {
+fn temp(name: &str) -> common::Temp {
     common::temp_in("cli", name)
 }
 

@@ -6,7 +6,7 @@
 //! The binary is `CUIMG_BIN` when set (the GPU bundle runs these on the lent GPU, where the
 //! JPEG bombs go through the nvJPEG path), else the one cargo built.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -47,7 +47,7 @@ fn cuimg(args: &[&str]) -> Output {
     cuimg_within(Duration::from_secs(120), args)
 }
 
-fn temp(name: &str) -> PathBuf {
+fn temp(name: &str) -> common::Temp {
     common::temp_in("hostile", name)
 }
 

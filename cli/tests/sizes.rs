@@ -3,7 +3,6 @@
 //! is one: its pipeline and nvJPEG's path allocate each output at that size), equal to the
 //! library's CPU forms.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::{bin, photo, s, stderr};
@@ -15,7 +14,7 @@ fn cuimg(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().expect("the cuimg binary runs")
 }
 
-fn temp(name: &str) -> PathBuf {
+fn temp(name: &str) -> common::Temp {
     common::temp_in("sizes", name)
 }
 

@@ -13,12 +13,32 @@ pub fn bin() -> PathBuf {
     std::env::var_os("CUIMG_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cuimg")), PathBuf::from)
 }
 
-/// A fresh temporary folder for one test (`group` keeps the files' folders apart).
-pub fn temp_in(group: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cuimg-{group}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh temporary folder for one test, removed with everything in it when the test
+/// ends, passed or failed (`group` and `name` begin its name, to find it while it runs).
+pub fn temp_in(group: &str, name: &str) -> Temp {
+    Temp(tempfile::Builder::new().prefix(&format!("cuimg-{group}-{name}-")).tempdir().unwrap())
+}
+
+/// A test's temporary folder (see [`temp_in`]): a path wherever one is taken.
+pub struct Temp(tempfile::TempDir);
+
+impl std::ops::Deref for Temp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Temp {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Temp {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
 }
 
 pub fn photo(w: u32, h: u32, seed: u8) -> Image<Rgb8> {
