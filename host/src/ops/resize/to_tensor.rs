@@ -1,9 +1,9 @@
 //! Resize and `to_tensor` in one pass (issue 29, parts 2, 3 and 5): the tiled kernels
 //! (OpenCV's separable filters, Pillow's two passes) write each output pixel normalized
 //! into the tensor, with no image between; from YUV frames, they also decode each source
-//! pixel as they read it. Plans of other kinds (nearest, area, one of
-//! Pillow's passes alone, the same size) are resized into a scratch batch and normalized by
-//! `to_tensor`'s kernel after: two launches, the same elements.
+//! pixel as they read it. Plans of other kinds (nearest, area, one of Pillow's passes
+//! alone, the same size) are resized into a scratch batch and normalized by `to_tensor`'s
+//! kernel after: two launches, the same elements.
 
 use cuimg_abi::resize::Plane;
 use cuimg_abi::tensor::{TensorFormat, TensorJob};
