@@ -254,3 +254,10 @@ pub fn assert_refused(r: cuimg::Result<impl std::fmt::Debug>, what: &str) {
         other => panic!("{what}: expected a typed refusal, got {other:?}"),
     }
 }
+
+/// A device tensor of `shape` whose every byte is 0xA5 (a NaN in f32, a value in halves),
+/// so that an element a launch does not write shows.
+pub fn poisoned_tensor(stream: &Stream, shape: cuimg::TensorShape) -> cuimg::DeviceTensor {
+    let t = cuimg::Tensor::from_bytes(shape, vec![0xA5; shape.bytes().unwrap()]).unwrap();
+    stream.upload_tensor(&t).unwrap()
+}

@@ -7,13 +7,13 @@
 //! (`yuv_resize_to_tensor`); bad input refused before anything is written.
 
 use cuimg::{
-    Bgra8, DType, DeviceTensor, Filter, Gray8, Image, La8, Normalize, Pixel, Rgb8, Stream, Tensor, TensorLayout,
-    TensorSpec, YuvFrame, YuvLayout, YuvMatrix, YuvRange, YuvSpec, cpu, par,
+    Bgra8, DType, Filter, Gray8, Image, La8, Normalize, Pixel, Rgb8, TensorLayout, TensorSpec, YuvFrame, YuvLayout,
+    YuvMatrix, YuvRange, YuvSpec, cpu, par,
 };
 
 /// The specs each filter is checked with: each element type and layout, flipped and
 /// reversed, padded around the resized images.
-use cuimg_tests::assert_refused;
+use cuimg_tests::{assert_refused, poisoned_tensor};
 
 fn specs(size: (u32, u32)) -> Vec<TensorSpec> {
     let (w, h) = size;
@@ -26,11 +26,6 @@ fn specs(size: (u32, u32)) -> Vec<TensorSpec> {
             .pad_to(w + 5, h + 3, -0.75),
         TensorSpec::new(DType::F32).normalize(Normalize::IMAGENET).layout(TensorLayout::Nhwc).pad_to(w + 1, h, 9.0),
     ]
-}
-
-/// A device tensor whose every byte is 0xA5.
-fn poisoned(s: &Stream, shape: cuimg::TensorShape) -> DeviceTensor {
-    s.upload_tensor(&Tensor::from_bytes(shape, vec![0xA5; shape.bytes().unwrap()]).unwrap()).unwrap()
 }
 
 /// A ragged batch: random, flat and a photo (three channels), one of them already
@@ -73,7 +68,7 @@ fn every_filter<P: Pixel>() {
                 let src: Vec<_> = views.iter().map(|v| s.upload(v).unwrap()).collect();
                 let dviews: Vec<_> = src.iter().map(|d| d.view()).collect();
                 let shape = spec.shape_of::<P>(views.len() + 2, size.0, size.1);
-                let mut t = poisoned(&s, shape);
+                let mut t = poisoned_tensor(&s, shape);
                 s.resize_to_tensor(&dviews, size.0, size.1, filter, &spec, &mut t, 1).unwrap();
                 let got = s.download_tensor(&t).unwrap();
                 let (per, n) = (shape.image_bytes(), views.len());
@@ -183,7 +178,7 @@ fn frames_of_several_layouts_go_into_one_tensor() {
         let spec = TensorSpec::new(DType::F16).normalize(Normalize::IMAGENET).pad_to(24, 20, 0.0);
         let want = cpu::yuv_resize_to_tensor(&refs, YuvSpec::default(), 21, 17, filter, &spec).unwrap();
         let shape = spec.shape_of::<Rgb8>(6, 21, 17);
-        let mut t = poisoned(&s, shape);
+        let mut t = poisoned_tensor(&s, shape);
         s.yuv_resize_to_tensor(&drefs, YuvSpec::default(), 21, 17, filter, &spec, &mut t, 1).unwrap();
         let got = s.download_tensor(&t).unwrap();
         let per = shape.image_bytes();
@@ -235,7 +230,7 @@ fn bad_input_is_refused_before_anything_is_written() {
         (cuimg::TensorShape { channels: 1, ..good }, 0, "a tensor of one channel"),
         (good, 1, "image 1 of one"),
     ] {
-        let mut t = poisoned(&s, shape);
+        let mut t = poisoned_tensor(&s, shape);
         assert_refused(s.resize_to_tensor(&[src.view()], 16, 16, linear, &base, &mut t, first), what);
         assert_refused(s.resize_to_tensor(&[src.view()], 16, 16, linear, &zero_std, &mut t, 0), "a zero std");
         let f = s.upload_yuv(&frame).unwrap();

@@ -6,11 +6,11 @@
 //! the bad inputs each refused with a typed error before anything is written.
 
 use cuimg::{
-    Bgra8, DType, DeviceTensor, Gray8, Image, La8, Normalize, Pixel, Rect, Rgb8, Stream, Tensor, TensorLayout,
-    TensorShape, TensorSpec, cpu, par,
+    Bgra8, DType, Gray8, Image, La8, Normalize, Pixel, Rect, Rgb8, Tensor, TensorLayout, TensorShape, TensorSpec, cpu,
+    par,
 };
 use cuimg_abi::tensor::{INV_255, bf16_bits, bf16_value, f16_bits, f16_value, round_u8};
-use cuimg_tests::{assert_refused, color_photos, fnv1a, splitmix_bytes};
+use cuimg_tests::{assert_refused, color_photos, fnv1a, poisoned_tensor, splitmix_bytes};
 
 /// f32 bit patterns: every special, and a stride through the whole space.
 fn patterns() -> impl Iterator<Item = f32> {
@@ -146,25 +146,6 @@ fn images<P: Pixel>() -> Vec<Image<P>> {
     v
 }
 
-/// A device tensor of `shape` whose every byte is 0xA5 (a NaN in f32, a value in halves),
-/// so that an element the launch does not write shows.
-fn poisoned(s: &Stream, shape: TensorShape) -> DeviceTensor {
-    let t = Tensor::from_bytes(shape, vec![0xA5; shape.bytes().unwrap()]).unwrap();
-    s.upload_tensor(&t).unwrap()
-}
-
-fn shape_of<P: Pixel>(spec: &TensorSpec, images: usize, (w, h): (u32, u32)) -> TensorShape {
-    let (w, h) = spec.size.unwrap_or((w, h));
-    TensorShape {
-        images,
-        channels: P::CHANNELS,
-        height: h as usize,
-        width: w as usize,
-        dtype: spec.dtype,
-        layout: spec.layout,
-    }
-}
-
 fn every_form<P: Pixel>() {
     let gpu = cuimg_tests::gpu();
     for img in images::<P>() {
@@ -177,8 +158,8 @@ fn every_form<P: Pixel>() {
             assert_eq!(gpu.to_tensor(&img.view(), &spec).unwrap(), want, "GPU, {what}");
             // Into image 1 of a poisoned tensor of 3: images 0 and 2 keep their poison.
             let s = gpu.stream().unwrap();
-            let shape = shape_of::<P>(&spec, 3, (w, h));
-            let mut t = poisoned(&s, shape);
+            let shape = spec.shape_of::<P>(3, w, h);
+            let mut t = poisoned_tensor(&s, shape);
             s.to_tensor(&s.upload(&img.view()).unwrap(), &spec, &mut t, 1).unwrap();
             let got = s.download_tensor(&t).unwrap();
             let per = shape.image_bytes();
@@ -224,7 +205,7 @@ fn crops_and_ragged_batches_match_the_reference() {
         let s = gpu.stream().unwrap();
         let src = s.upload(&views[0]).unwrap();
         let r = Rect::new(5, 7, 31, 29);
-        let mut t = poisoned(&s, shape_of::<Rgb8>(&spec, 1, (64, 48)));
+        let mut t = poisoned_tensor(&s, spec.shape_of::<Rgb8>(1, 64, 48));
         s.to_tensor(&src.roi(r).unwrap(), &spec, &mut t, 0).unwrap();
         let want = cpu::to_tensor(&views[0].roi(r).unwrap(), &spec).unwrap();
         assert_eq!(s.download_tensor(&t).unwrap(), want, "GPU crop, {spec:?}");
@@ -307,7 +288,7 @@ fn bad_input_is_refused_before_anything_is_written() {
     let s = gpu.stream().unwrap();
     let src = s.upload(&v).unwrap();
     // Wrong tensors: another size, type, layout or channel count, an index past the end.
-    let good = shape_of::<Rgb8>(&base, 1, (8, 6));
+    let good = base.shape_of::<Rgb8>(1, 8, 6);
     for (shape, index, what) in [
         (TensorShape { width: 9, ..good }, 0, "a wider tensor"),
         (TensorShape { dtype: DType::F16, ..good }, 0, "an f16 tensor"),
@@ -315,12 +296,12 @@ fn bad_input_is_refused_before_anything_is_written() {
         (TensorShape { channels: 4, ..good }, 0, "a tensor of four channels"),
         (good, 1, "image 1 of one"),
     ] {
-        let mut t = poisoned(&s, shape);
+        let mut t = poisoned_tensor(&s, shape);
         assert_refused(s.to_tensor(&src, &base, &mut t, index), what);
         assert_refused(s.to_tensor(&src, &nan_mean, &mut t, 0), "a NaN mean");
         assert!(s.download_tensor(&t).unwrap().as_bytes().iter().all(|&b| b == 0xA5), "{what}: written");
     }
-    let t = poisoned(&s, good);
+    let t = poisoned_tensor(&s, good);
     let mut d = cuimg_tests::poisoned::<Rgb8>(&s, 8, 6);
     let before = s.download(&d).unwrap();
     assert_refused(s.from_tensor(&t, 1, &base, &mut d), "image 1 of one");
@@ -329,8 +310,8 @@ fn bad_input_is_refused_before_anything_is_written() {
     assert_refused(s.from_tensor(&t, 0, &base, &mut wide), "an image wider than the tensor");
     assert_eq!(s.download(&d).unwrap(), before, "the image was written");
     let batch = s.upload_batch(&[v, other.view()]).unwrap();
-    let mut t = poisoned(&s, TensorShape { images: 2, ..good });
+    let mut t = poisoned_tensor(&s, TensorShape { images: 2, ..good });
     assert_refused(s.to_tensor_batch(&batch, &base, &mut t), "a ragged batch without a size");
-    let mut t3 = poisoned(&s, TensorShape { images: 3, width: 9, ..good });
+    let mut t3 = poisoned_tensor(&s, TensorShape { images: 3, width: 9, ..good });
     assert_refused(s.to_tensor_batch(&batch, &base.pad_to(9, 6, 0.0), &mut t3), "a tensor of three for two images");
 }
