@@ -186,15 +186,19 @@ pub struct TensorFormat {
 }
 
 impl TensorFormat {
-    /// The bits of the element byte `b` of channel `c` becomes: `affine.forward`, then f32
-    /// bits or a half's (in the low 16).
-    pub fn bits(&self, b: u8, c: usize) -> u32 {
-        let v = self.affine.forward(b, c);
+    /// `v` as an element of this format's type: f32 bits, or a half's in the low 16.
+    pub fn element_bits(&self, v: f32) -> u32 {
         match self.dtype {
             DTYPE_F32 => v.to_bits(),
             DTYPE_F16 => f16_bits(v) as u32,
             _ => bf16_bits(v) as u32,
         }
+    }
+
+    /// The element byte `b` of channel `c` becomes ([`TensorFormat::element_bits`] of
+    /// `affine.forward`): what the CPU reference writes, and the tiled kernels' table.
+    pub fn bits(&self, b: u8, c: usize) -> u32 {
+        self.element_bits(self.affine.forward(b, c))
     }
 
     /// The tensor channel that channel `c` of an image of `channels` goes to: the first

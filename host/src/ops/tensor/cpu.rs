@@ -1,6 +1,6 @@
 //! The serial reference: each element in `cuimg_abi::tensor`'s arithmetic, as the kernels.
 
-use cuimg_abi::tensor::{TensorFormat, bf16_bits};
+use cuimg_abi::tensor::TensorFormat;
 
 use super::{DType, Tensor, TensorShape, TensorSpec};
 use crate::error::{Error, Result};
@@ -92,11 +92,11 @@ pub(crate) fn row<P: Pixel>(img: &ImageView<'_, P>, shape: &TensorShape, f: &Ten
         let sx = if f.flip != 0 { (img.width() as usize).wrapping_sub(1 + x) } else { x };
         let px = if inside { Some(img.get(sx as u32, y as u32)) } else { None };
         for c in 0..c_n {
-            let v = match px {
-                Some(p) => f.affine.forward(bytemuck::bytes_of(&p)[c], c),
-                None => f.fill,
+            let bits = match px {
+                Some(p) => f.bits(bytemuck::bytes_of(&p)[c], c),
+                None => f.element_bits(f.fill),
             };
-            put(&mut out, shape.dtype, one.index(0, f.channel(c_n, c), 0, x), v);
+            put(&mut out, shape.dtype, one.index(0, f.channel(c_n, c), 0, x), bits);
         }
     }
     out
@@ -119,13 +119,11 @@ pub(crate) fn place(image: &mut [u8], shape: &TensorShape, y: usize, row: &[u8])
     }
 }
 
-/// Element `i` of `out` set to `v` in `dtype`.
-fn put(out: &mut [u8], dtype: DType, i: usize, v: f32) {
-    match dtype {
-        DType::F32 => out[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
-        DType::F16 => out[2 * i..2 * i + 2].copy_from_slice(&cuimg_abi::tensor::f16_bits(v).to_le_bytes()),
-        DType::Bf16 => out[2 * i..2 * i + 2].copy_from_slice(&bf16_bits(v).to_le_bytes()),
-    }
+/// Element `i` of `out` (of `dtype`) set to `bits` ([`TensorFormat::element_bits`]),
+/// little-endian.
+fn put(out: &mut [u8], dtype: DType, i: usize, bits: u32) {
+    let n = dtype.bytes();
+    out[n * i..n * (i + 1)].copy_from_slice(&bits.to_le_bytes()[..n]);
 }
 
 /// Image `index` of `tensor` back as a `width` x `height` image (at most the tensor's
