@@ -12,6 +12,10 @@
 #   ./run.sh throughput [args]  batches, pipeline, GPU pool (writes to $OUT/throughput)
 #   ./run.sh clahe [args]  CLAHE on the GPU, then OpenCV's CPU CLAHE on all cores (writes to $OUT/clahe)
 #   ./run.sh files [args]  the cuimg tool on JPEG and PNG folders, GPU against CPU; nvJPEG decode
+#   ./run.sh torch      cuimg and PyTorch in one process through DLPack (interop/dlpack_torch.py)
+#   ./run.sh npy        `cuimg tensor`'s .npy files against torchvision v2 (interop/tensor_npy.py)
+#   ./run.sh candle     cuimg and candle's CUDA backend in one binary (when `cargo xtask candle` built it)
+#   ./run.sh tch        cuimg and tch (libtorch) in one binary (when `cargo xtask tch` built it)
 #   ./run.sh all        test, examples, sanitize, then both benchmarks
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -186,6 +190,16 @@ case "$mode" in
   files) "$HERE"/examples/files_bench --out "$OUTDIR/files" "$@" ;;
   torch) python3 "$HERE"/interop/dlpack_torch.py "$HERE"/interop/libdlpack_torch.so ;;
   candle) LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} "$HERE"/interop/candle-beside-cuimg ;;
+  # `cuimg tensor`'s .npy files against torchvision v2, read by NumPy and PyTorch.
+  npy) rm -rf "$OUTDIR/npy"
+       "$HERE"/bin/cuimg tensor "$CUIMG_IMAGES"/*.png -o "$OUTDIR/npy/f16" --dtype f16 --normalize imagenet &&
+       "$HERE"/bin/cuimg tensor "$CUIMG_IMAGES"/*.png -o "$OUTDIR/npy/bf16" --dtype bf16 --layout nhwc --flip \
+         --normalize imagenet &&
+       python3 "$HERE"/interop/tensor_npy.py "$CUIMG_IMAGES" "$OUTDIR/npy" ;;
+  # libtorch from the machine's PyTorch (2.11, the version tch 0.24 pins); its libraries
+  # find CUDA's wheels by their own paths.
+  tch) LD_LIBRARY_PATH=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))'):${LD_LIBRARY_PATH:-} \
+         "$HERE"/interop/tch-beside-cuimg ;;
   all)
     status=0
     run_tests || status=1
@@ -196,5 +210,5 @@ case "$mode" in
     "$HERE"/bench/kernels --images "$CUIMG_IMAGES" --out "$OUTDIR/bench" "$@" || status=1
     "$HERE"/bench/throughput --out "$OUTDIR/throughput" || status=1
     exit $status ;;
-  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|torch|candle|all]"; exit 2 ;;
+  *) echo "usage: $0 [test|examples|sanitize|soak|bench|throughput|clahe|files|torch|npy|candle|tch|all]"; exit 2 ;;
 esac

@@ -102,7 +102,7 @@ pub(crate) struct Common {
     /// The folder to write into (made if missing).
     #[arg(short, long)]
     out: PathBuf,
-    /// Output format: png or jpg (images; default: the input's), csv or json (histogram).
+    /// Output format: png or jpg (images; default: the input's), csv or json (histogram), npy (tensor).
     #[arg(long)]
     format: Option<String>,
     /// JPEG quality, 1 to 100.

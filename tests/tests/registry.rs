@@ -12,7 +12,7 @@
 //! are the small ones.
 
 use cuimg::registry::{
-    AnyDeviceImage, AnyImage, AnyView, Args, Bound, OPERATIONS, Operation, Output, PixelFormat, Target,
+    AnyDeviceImage, AnyImage, AnyView, Args, Bound, DeviceOutput, OPERATIONS, Operation, Output, PixelFormat, Target,
 };
 use cuimg::{Error, Rect, Stream};
 use cuimg_tests::{sanitizing, splitmix_bytes};
@@ -104,9 +104,9 @@ fn every_folder_is_registered() {
             continue;
         }
         let folder = path.file_name().unwrap().to_string_lossy().into_owned();
-        // Gather works on slices, not images (tests/tests/gather.rs); tensors and YUV frames
-        // are not images (tests/tests/tensor.rs, tests/tests/yuv.rs).
-        if matches!(folder.as_str(), "gather" | "tensor" | "yuv") {
+        // Gather works on slices, not images (tests/tests/gather.rs); YUV frames are not
+        // images (tests/tests/yuv.rs).
+        if matches!(folder.as_str(), "gather" | "yuv") {
             continue;
         }
         assert!(path.join("op.rs").is_file(), "host/src/ops/{folder}/ has no op.rs: declare the operation there");
@@ -171,6 +171,11 @@ fn all_cores_match_the_reference_on_every_format() {
                 "{what}"
             );
             assert_eq!(out.histogram().map(|h| h.channels()), p.histogram, "{what}");
+            assert_eq!(
+                out.tensor().map(|t| t.shape()),
+                p.tensor_shape(img.format(), bound.size(img.dimensions().0, img.dimensions().1)),
+                "{what}"
+            );
             if let Some(h) = out.histogram() {
                 let (w, hh) = img.dimensions();
                 assert!(
@@ -273,6 +278,9 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
     let dev = AnyDeviceImage::upload(s, &big.view()).unwrap();
     let src = dev.roi(Rect::new(3, 2, w, h)).unwrap();
     let p = bound.produces(f).unwrap();
+    if let Some(shape) = p.tensor_shape(f, bound.size(w, h)) {
+        return stream_into_a_tensor(s, bound, &src, shape, want, what);
+    }
     // The output's size (an operation that turns swaps them).
     let (ow, oh) = bound.size(w, h);
     let at = Rect::new(1, 2, ow, oh);
@@ -345,6 +353,43 @@ fn stream_into_regions(s: &Stream, bound: &dyn Bound, img: &AnyImage, want: &cui
     }
 }
 
+/// The stream form of an operation that makes tensors, from a source region into image 1 of
+/// a poisoned tensor of 3: image 1 holds the reference's elements, images 0 and 2 are kept.
+/// A tensor with no image 1 is refused and nothing is written.
+fn stream_into_a_tensor(
+    s: &Stream,
+    bound: &dyn Bound,
+    src: &cuimg::registry::AnyDeviceView<'_>,
+    shape: cuimg::TensorShape,
+    want: &cuimg::Result<Output>,
+    what: &str,
+) {
+    let poisoned = |images: usize| {
+        let t = cuimg_tests::poisoned_tensor(s, cuimg::TensorShape { images, ..shape });
+        let before = s.download_tensor(&t).unwrap();
+        (t, before)
+    };
+    let (mut short, before) = poisoned(1);
+    assert!(bound.stream(s, src, Target::Tensor(&mut short, 1)).is_err(), "{what}: a tensor without image 1 was taken");
+    assert!(s.download_tensor(&short).unwrap() == before, "{what}: a refused call wrote");
+    let (mut three, before) = poisoned(3);
+    match (bound.stream(s, src, Target::Tensor(&mut three, 1)), want) {
+        (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}, on a stream: the errors differ"),
+        (Err(g), Ok(_)) => panic!("{what}, on a stream: {g}"),
+        (Ok(()), Err(w)) => panic!("{what}, on a stream: taken where the reference says {w}"),
+        (Ok(()), Ok(want)) => {
+            let got = s.download_tensor(&three).unwrap();
+            let per = shape.image_bytes();
+            let (g, b) = (got.as_bytes(), before.as_bytes());
+            assert!(
+                g[..per] == b[..per] && g[2 * per..] == b[2 * per..],
+                "{what}, on a stream: images 0 and 2 changed"
+            );
+            assert!(g[per..2 * per] == *want.tensor().unwrap().as_bytes(), "{what}, on a stream: image 1");
+        }
+    }
+}
+
 /// A resize, then each operation (`registry::Then`, the tool's `--resize`): every form gives
 /// the serial forms' bytes in a row, the stream form through a device image between them.
 #[test]
@@ -366,15 +411,10 @@ fn a_resize_then_each_operation_matches_the_two_in_a_row() {
         let Some(gpu) = &gpu else { continue };
         assert_eq!(then.gpu(gpu, &img.view()).unwrap(), want, "{} on the GPU", op.name);
         assert_eq!(then.gpu_batch(gpu, &[img.view()]).unwrap(), vec![want.clone()], "{} in a batch", op.name);
-        let p = then.produces(PixelFormat::Rgb8).unwrap();
         let s = gpu.stream().unwrap();
         let src = AnyDeviceImage::upload(&s, &img.view()).unwrap();
-        let (w, h) = then.size(61, 47);
-        let mut out = p.image.map(|f| AnyDeviceImage::alloc(&s, f, w, h).unwrap());
-        let mut bins = p.histogram.map(|n| s.alloc_histogram(n).unwrap());
-        let target = Target::new(out.as_mut().map(|o| o.view_mut()), bins.as_mut()).unwrap();
-        then.stream(&s, &src.view(), target).unwrap();
-        assert_eq!(out.map(|o| o.download(&s).unwrap()).as_ref(), want.image(), "{} on a stream", op.name);
-        assert_eq!(bins.map(|b| s.download_histogram(&b).unwrap()).as_ref(), want.histogram(), "{} bins", op.name);
+        let mut out = DeviceOutput::alloc(&s, &then, PixelFormat::Rgb8, 61, 47).unwrap();
+        then.stream(&s, &src.view(), out.target()).unwrap();
+        assert_eq!(out.download(&s).unwrap(), want, "{} on a stream", op.name);
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cuimg::registry::{AnyDeviceImage, AnyImage, Args, OPERATIONS, Target};
+use cuimg::registry::{AnyDeviceImage, AnyImage, Args, DeviceOutput, OPERATIONS, Target};
 use cuimg::{
     Bgr8, Bgra8, Color, EqualizeMode, Gray, Gray8, GrayWeights, Image, La8, Lut, Pixel, Rect, Rgb8, Rgba8, Stream, cpu,
 };
@@ -223,6 +223,13 @@ fn registry_op(s: &Stream, rng: &mut SmallRng) {
     };
     let p = bound.produces(format).unwrap();
     let dev = AnyDeviceImage::upload(s, &img.view()).unwrap();
+    if p.image.is_none() {
+        // Bins or a tensor, whole.
+        let mut out = DeviceOutput::alloc(s, &*bound, format, w, h).unwrap();
+        bound.stream(s, &dev.view(), out.target()).unwrap();
+        assert!(out.download(s).unwrap() == want, "{what}: what the stream form wrote");
+        return;
+    }
     let mut bins = p.histogram.map(|c| s.alloc_histogram(c).unwrap());
     match (p.image, want.image()) {
         (Some(f), Some(want_img)) => {
@@ -241,7 +248,7 @@ fn registry_op(s: &Stream, rng: &mut SmallRng) {
             }
             assert!(dst.download(s).unwrap().as_bytes() == &expect[..], "{what}: the region or the bytes around it");
         }
-        _ => bound.stream(s, &dev.view(), Target::Histogram(bins.as_mut().unwrap())).unwrap(),
+        _ => unreachable!("{what}: an image, by `produces`"),
     }
     if let (Some(b), Some(h)) = (&bins, want.histogram()) {
         assert_eq!(&s.download_histogram(b).unwrap(), h, "{what}: the bins");

@@ -125,8 +125,14 @@ pub fn run() -> Result {
     if crate::candle::binary().exists() {
         copy(&crate::candle::binary(), &dir.join("interop/candle-beside-cuimg"))?;
     }
+    // cuimg and tch (libtorch) in one binary (`run.sh tch`), where `cargo xtask tch` built it.
+    if crate::tch::binary().exists() {
+        copy(&crate::tch::binary(), &dir.join("interop/tch-beside-cuimg"))?;
+    }
     // cuimg and PyTorch in one process through DLPack (`run.sh torch`).
     copy(&root().join("host/examples/dlpack_torch.py"), &dir.join("interop/dlpack_torch.py"))?;
+    // `cuimg tensor`'s .npy files against torchvision v2 (`run.sh npy`).
+    copy(&root().join("host/examples/tensor_npy.py"), &dir.join("interop/tensor_npy.py"))?;
     copy(&root().join("xtask/gpu-bundle-run.sh"), &dir.join("run.sh"))?;
     Command::new("chmod").arg("+x").arg(dir.join("run.sh")).status().map_err(|e| e.to_string())?;
     let size: u64 = walk(&dir);

@@ -60,13 +60,6 @@ pub fn binary() -> PathBuf {
     dir().join("target/release/candle-beside-cuimg")
 }
 
-fn write(path: &Path, text: &str) -> Result {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
-    }
-    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
-}
-
 /// The wheels' CUDA folder (`nvidia/cu13` in the venv's site-packages), if installed.
 fn wheels(venv: &Path) -> Option<PathBuf> {
     let lib = std::fs::read_dir(venv.join("lib")).ok()?;
@@ -96,7 +89,7 @@ pub fn run() -> Result {
     // The crate, then the driver's stand-in from the cudarc it resolved.
     let krate = dir().join("crate");
     let host = root().join("host");
-    write(
+    run::write(
         &krate.join("Cargo.toml"),
         &format!(
             "[package]\nname = \"candle-beside-cuimg\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
@@ -155,7 +148,7 @@ fn stub(krate: &Path, stubs: &Path) -> Result {
         .chain(names.iter().map(|n| format!("void {n}(void) {{}}\n")))
         .collect();
     let src = stubs.join("stub.c");
-    write(&src, &c)?;
+    run::write(&src, &c)?;
     run::step(
         &format!("the driver's link-time stand-in ({} functions)", names.len()),
         Command::new("gcc")

@@ -6,12 +6,14 @@
 //! - `gpu-bundle`: release test binaries, examples and benchmarks, gathered with a run script
 //!   into `gpu-bundle/` for a GPU machine that has no Rust.
 //! - `candle`: one binary with cuimg and candle-core's CUDA backend (`candle.rs`).
+//! - `tch`: one binary with cuimg and tch, PyTorch's C++ library (`tch.rs`).
 
 mod bundle;
 mod candle;
 mod ptx;
 mod ptxas;
 mod run;
+mod tch;
 mod verify;
 
 use std::path::PathBuf;
@@ -25,15 +27,18 @@ fn main() -> ExitCode {
         Some("gpu-bundle") => bundle::run(),
         Some("coexist") => verify::coexist(),
         Some("candle") => candle::run(),
+        Some("tch") => tch::run(),
         Some("ptxas") => ptxas::assemble_all(&ptx::committed_path(), &target_dir().join("cubins")).map(|_| ()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ptx | verify [--skip-tests] | gpu-bundle | ptxas>\n\
+                "usage: cargo xtask <ptx | verify [--skip-tests] | gpu-bundle | ptxas | coexist | candle | tch>\n\
                  \n  ptx         build the kernels and write {}\
                  \n  verify      stale-PTX check, ptxas, fmt, clippy, tests, stable build\
                  \n  gpu-bundle  release binaries + run script in gpu-bundle/\
                  \n  ptxas       assemble the committed PTX for every GPU generation\
-                 \n  coexist     build a crate with cuimg and cudarc linking the driver (verify's step)",
+                 \n  coexist     build a crate with cuimg and cudarc linking the driver (verify's step)\
+                 \n  candle      one binary with cuimg and candle-core's CUDA backend (downloads wheels)\
+                 \n  tch         one binary with cuimg and tch, PyTorch's C++ library (downloads torch)",
                 ptx::committed_path().display()
             );
             return ExitCode::from(2);

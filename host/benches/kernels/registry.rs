@@ -5,8 +5,8 @@
 //! reference on the same input. An operation added to the registry is in this table with
 //! no line here.
 
-use cuimg::registry::{AnyDeviceImage, AnyImage, Args, OPERATIONS, Target};
-use cuimg::{DeviceHistogram, Gray8, Image, Rgb8, Stream};
+use cuimg::registry::{AnyDeviceImage, AnyImage, Args, DeviceOutput, OPERATIONS};
+use cuimg::{Gray8, Image, Rgb8, Stream};
 
 use crate::Row;
 use crate::common::{sets_for, time_cpu, time_gpu};
@@ -32,30 +32,21 @@ pub fn rows(s: &Stream, c: &Case<'_>) -> Vec<Row> {
             let (w, h) = img.dimensions();
             let p = bound.produces(img.format()).expect("a format the operation lists");
             let (ow, oh) = bound.size(w, h);
-            let out_bytes = p.image.map_or(0, |f| ow as u64 * oh as u64 * f.channels() as u64);
+            let out_bytes = p.image.map_or(0, |f| ow as u64 * oh as u64 * f.channels() as u64)
+                + p.tensor_shape(img.format(), (ow, oh)).map_or(0, |t| t.bytes().unwrap() as u64);
             let bytes = img.as_bytes().len() as u64 + out_bytes;
             let sets = sets_for(bytes);
             let ins: Vec<AnyDeviceImage> = (0..sets).map(|_| AnyDeviceImage::upload(s, &img.view()).unwrap()).collect();
-            let mut outs: Vec<Option<AnyDeviceImage>> =
-                (0..sets).map(|_| p.image.map(|f| AnyDeviceImage::alloc(s, f, ow, oh).unwrap())).collect();
-            let mut bins: Option<DeviceHistogram> = p.histogram.map(|n| s.alloc_histogram(n).unwrap());
-            let mut launch = |i: usize| {
-                let image = outs[i % sets].as_mut().map(|o| o.view_mut());
-                let target = Target::new(image, bins.as_mut()).expect("every operation makes something");
-                bound.stream(s, &ins[i % sets].view(), target)
-            };
+            let mut outs: Vec<DeviceOutput> =
+                (0..sets).map(|_| DeviceOutput::alloc(s, &*bound, img.format(), w, h).unwrap()).collect();
+            let mut launch = |i: usize| bound.stream(s, &ins[i % sets].view(), outs[i % sets].target());
             let t = time_gpu(s, c.warm, c.runs, &mut launch);
             // One more launch's result against the reference: a fast wrong kernel fails here.
             let last = 0;
             launch(last).unwrap();
             let want = bound.cpu(&img.view()).unwrap();
             let what = format!("{} {} {} {}", op.name, img.format(), c.size, c.data);
-            if let (Some(out), Some(want)) = (&outs[last], want.image()) {
-                assert!(out.download(s).unwrap() == *want, "{what}: the GPU differs from the reference");
-            }
-            if let (Some(bins), Some(want)) = (&bins, want.histogram()) {
-                assert_eq!(&s.download_histogram(bins).unwrap(), want, "{what}: the bins");
-            }
+            assert!(outs[last].download(s).unwrap() == want, "{what}: the GPU differs from the reference");
             let mut row = Row::gpu_only(
                 leak(format!("{} {} (registry)", op.name, img.format())),
                 c.size,

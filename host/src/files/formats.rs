@@ -47,7 +47,15 @@ impl Command {
 
     /// Whether the command makes histograms (files of numbers), not images.
     pub fn histograms(&self) -> bool {
-        self.op.formats.iter().all(|&f| self.bound.produces(f).is_some_and(|p| p.image.is_none()))
+        self.op
+            .formats
+            .iter()
+            .all(|&f| self.bound.produces(f).is_some_and(|p| p.image.is_none() && p.histogram.is_some()))
+    }
+
+    /// Whether the command makes tensors (`.npy` files), not images.
+    pub fn tensors(&self) -> bool {
+        self.op.formats.iter().all(|&f| self.bound.produces(f).is_some_and(|p| p.tensor.is_some()))
     }
 
     /// The format of what the command makes of an RGB image (the GPU paths' input).

@@ -160,13 +160,41 @@ pub fn next<T>(queue: &Mutex<std::sync::mpsc::Receiver<T>>, run: &Run) -> Option
     run.span("wait for results", || queue.lock().unwrap_or_else(|e| e.into_inner()).recv().ok())
 }
 
+/// The devices a run of files of numbers spreads its images over: each GPU, or all cores.
+fn devices(pool: Option<&GpuPool>) -> Vec<Device> {
+    match pool {
+        Some(p) => p.gpus().iter().cloned().map(Device::Gpu).collect(),
+        None => vec![Device::cpu()],
+    }
+}
+
+/// Each image as a tensor of its own format's channels, written as a NumPy `.npy` file
+/// ([`crate::Tensor::to_npy`]).
+pub fn tensors(jobs: &[Job], pool: Option<&GpuPool>, cmd: &Command, run: &Run) {
+    let devices = devices(pool);
+    jobs.par_iter().enumerate().for_each(|(k, (input, out))| {
+        let img = match load(input, false, run) {
+            None => return,
+            Some(Ok(img)) => crate::registry::AnyImage::from(img),
+            Some(Err(e)) => return run.fail(input, e),
+        };
+        let made = run.time(Stage::Kernel, || devices[k % devices.len()].apply(&*cmd.bound, &img.view()));
+        let npy = match made {
+            Ok(crate::registry::Output::Tensor(t)) => run.time(Stage::Encode, || t.to_npy()),
+            Ok(_) => return run.fail(input, format!("{} made no tensor", cmd.op.name)),
+            Err(e) => return run.fail(input, e),
+        };
+        match run.time(Stage::Write, || run.policy.write(out, &npy)) {
+            Ok(()) => run.ok(out),
+            Err(e) => run.fail(out, format!("cannot write: {e}")),
+        }
+    });
+}
+
 /// Histograms of every image, channel by channel in its own format, as CSV (`bin,red,green,blue`
 /// for RGB, `bin,gray` for gray, with `alpha` where there is one) or JSON files.
 pub fn histograms(jobs: &[Job], pool: Option<&GpuPool>, json: bool, run: &Run) {
-    let devices: Vec<Device> = match pool {
-        Some(p) => p.gpus().iter().cloned().map(Device::Gpu).collect(),
-        None => vec![Device::cpu()],
-    };
+    let devices = devices(pool);
     jobs.par_iter().enumerate().for_each(|(k, (input, out))| {
         let img = match load(input, false, run) {
             None => return,

@@ -146,14 +146,15 @@ pub fn run(
     observer: &dyn Observer,
     extras: &[Extra<'_>],
 ) -> Result<Summary, String> {
-    let histogram = cmd.histograms();
+    let (histogram, tensor) = (cmd.histograms(), cmd.tensors());
     let luma = cmd.luma && run::knob(&o.tuning, "gray-via-rgb", 0) == 0;
-    let ext = match (o.format.as_deref(), histogram) {
-        (None, true) => Some("csv"),
-        (Some(f @ ("csv" | "json")), true) => Some(f),
-        (Some(f @ ("png" | "jpg" | "jpeg")), false) => Some(f),
-        (None, false) => None,
-        (Some(f), _) => return Err(format!("--format {f} does not fit this command")),
+    let ext = match (o.format.as_deref(), histogram, tensor) {
+        (None, true, _) => Some("csv"),
+        (Some(f @ ("csv" | "json")), true, _) => Some(f),
+        (None | Some("npy"), _, true) => Some("npy"),
+        (Some(f @ ("png" | "jpg" | "jpeg")), false, false) => Some(f),
+        (None, false, false) => None,
+        (Some(f), ..) => return Err(format!("--format {f} does not fit this command")),
     };
     let memory = o.memory.unwrap_or_else(default_budget);
     if o.out.is_file() {
@@ -204,7 +205,7 @@ pub fn run(
     // JPEG in, on a GPU with nvJPEG: decoded (and, for JPEG out, encoded) on the GPU.
     let all_jpeg = !jobs.is_empty() && jobs.iter().all(|(i, _)| is_jpeg(i));
     // The codecs themselves open inside the JPEG path, while its CPU decoders already work.
-    let shape = match (&gpus, all_jpeg && !histogram) {
+    let shape = match (&gpus, all_jpeg && !histogram && !tensor) {
         (Some(_), true) => match crate::jpeg::load() {
             Ok(_) => Some(Shape::new(jobs.iter().all(|(_, o)| is_jpeg(o)), luma, &run)),
             Err(e) => {
@@ -230,6 +231,7 @@ pub fn run(
     let on = |pool| Gpus { pool, shape: shape.as_ref(), jpeg_jobs: &jpeg_jobs, jobs: &other_jobs, cmd, run: &run };
     match (&gpus, cmd.makes_of_rgb()) {
         (_, _) if histogram => images::histograms(&other_jobs, gpus.as_ref(), json, &run),
+        (_, _) if tensor => images::tensors(&other_jobs, gpus.as_ref(), cmd, &run),
         (None, _) => images::on_cpu(&other_jobs, cmd, &jpeg, &run),
         // A JPEG's gray is its luma plane: nvJPEG's, with no work after it.
         (Some(pool), _) if luma && shape.is_some() => {

@@ -30,9 +30,7 @@ operations! {
     warp: [WARP];
     // Gather works on slices, not images: it is tested on its own (tests/tests/gather.rs).
     gather: [];
-    // Tensors are not images (the registry's targets are images and bins): tested on their
-    // own (tests/tests/tensor.rs).
-    tensor: [];
+    tensor: [TENSOR];
     // YUV frames are not images either: tested on their own (tests/tests/yuv.rs).
     yuv: [];
 }

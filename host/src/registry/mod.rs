@@ -5,6 +5,9 @@
 //! cores, the GPU's blocking call, one GPU launch for a batch, and the launch on a stream
 //! into any region of a device image.
 //!
+//! An operation makes an image, histograms, both, or a tensor (`tensor`: images to the
+//! normalized float tensors of ML frameworks).
+//!
 //! [`OPERATIONS`] lists them. The cross-cutting tests (`tests/tests/registry.rs`: every
 //! format, every form against the reference, regions with every byte around them kept,
 //! batches, errors, sanitizers, soak), the `cuimg` tool's subcommands and the kernel
@@ -24,16 +27,19 @@
 //! ```
 
 mod any;
+mod output;
 mod then;
 
 pub use any::{AnyDeviceImage, AnyDeviceView, AnyDeviceViewMut, AnyImage, AnyView, PixelFormat};
 pub(crate) use any::{Erased, unsupported, views_as, with_format};
+pub use output::DeviceOutput;
 pub use then::Then;
 
 pub use crate::ops::OPERATIONS;
 
 use crate::error::{Error, Result};
 use crate::ops::histogram::{DeviceHistogram, Histogram};
+use crate::ops::tensor::{DType, DeviceTensor, Tensor, TensorLayout, TensorShape};
 use crate::runtime::{Gpu, Stream};
 
 /// One operation, as its folder declares it.
@@ -162,6 +168,8 @@ pub enum Output {
     Histogram(Histogram),
     /// An image and its histogram (`grayscale_histogram`).
     Both(AnyImage, Histogram),
+    /// A tensor of one image (of the shape [`Produces::tensor_shape`] says).
+    Tensor(Tensor),
 }
 
 impl Output {
@@ -169,7 +177,7 @@ impl Output {
     pub fn image(&self) -> Option<&AnyImage> {
         match self {
             Output::Image(i) | Output::Both(i, _) => Some(i),
-            Output::Histogram(_) => None,
+            Output::Histogram(_) | Output::Tensor(_) => None,
         }
     }
 
@@ -177,7 +185,15 @@ impl Output {
     pub fn histogram(&self) -> Option<&Histogram> {
         match self {
             Output::Histogram(h) | Output::Both(_, h) => Some(h),
-            Output::Image(_) => None,
+            Output::Image(_) | Output::Tensor(_) => None,
+        }
+    }
+
+    /// The tensor, if it made one.
+    pub fn tensor(&self) -> Option<&Tensor> {
+        match self {
+            Output::Tensor(t) => Some(t),
+            _ => None,
         }
     }
 }
@@ -189,10 +205,32 @@ pub struct Produces {
     pub image: Option<PixelFormat>,
     /// A histogram of this many channels.
     pub histogram: Option<usize>,
+    /// A tensor of one image, of these elements and layout ([`Produces::tensor_shape`]).
+    pub tensor: Option<(DType, TensorLayout)>,
+}
+
+impl Produces {
+    /// An image of `format`.
+    pub const fn image(format: PixelFormat) -> Produces {
+        Produces { image: Some(format), histogram: None, tensor: None }
+    }
+
+    /// The shape of the tensor it makes of an input of `input`'s channels, where
+    /// [`Bound::size`] gives `size`.
+    pub fn tensor_shape(&self, input: PixelFormat, (width, height): (u32, u32)) -> Option<TensorShape> {
+        self.tensor.map(|(dtype, layout)| TensorShape {
+            images: 1,
+            channels: input.channels(),
+            height: height as usize,
+            width: width as usize,
+            dtype,
+            layout,
+        })
+    }
 }
 
 /// Where the stream form writes: a device region (of the format and size [`Produces`]
-/// says), device bins, or both.
+/// says), device bins, both, or an image of a device tensor.
 #[derive(Debug)]
 pub enum Target<'a> {
     /// A device region of the output's format and size.
@@ -201,6 +239,9 @@ pub enum Target<'a> {
     Histogram(&'a mut DeviceHistogram),
     /// Both, for an operation that makes both.
     Both(AnyDeviceViewMut<'a>, &'a mut DeviceHistogram),
+    /// Image `index` of a tensor of the shape [`Produces::tensor_shape`] says, with room
+    /// for `index + 1` images (other images are kept).
+    Tensor(&'a mut DeviceTensor, usize),
 }
 
 impl<'a> Target<'a> {

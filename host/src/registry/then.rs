@@ -36,7 +36,7 @@ impl Then {
     fn between(out: Output) -> Result<super::AnyImage> {
         match out {
             Output::Image(i) | Output::Both(i, _) => Ok(i),
-            Output::Histogram(_) => Err(Error::InvalidParameter {
+            Output::Histogram(_) | Output::Tensor(_) => Err(Error::InvalidParameter {
                 what: "two operations in a row".into(),
                 why: "the first makes no image for the second".into(),
             }),

@@ -87,7 +87,7 @@ struct Bordered {
 
 impl Bound for Bordered {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        Some(Produces { image: Some(input), histogram: None })
+        Some(Produces::image(input))
     }
 
     fn size(&self, width: u32, height: u32) -> (u32, u32) {

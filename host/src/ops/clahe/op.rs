@@ -64,7 +64,7 @@ struct Tables(Clahe, EqualizeMode);
 
 impl Bound for Tables {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        FORMATS.contains(&input).then_some(Produces { image: Some(input), histogram: None })
+        FORMATS.contains(&input).then_some(Produces::image(input))
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

@@ -44,7 +44,7 @@ struct Equalize(EqualizeMode);
 
 impl Bound for Equalize {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        Some(Produces { image: Some(input), histogram: None })
+        Some(Produces::image(input))
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

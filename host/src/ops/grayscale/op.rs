@@ -83,7 +83,7 @@ impl Grayscale {
 impl Bound for Grayscale {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
         let image = if self.keep_color { input } else { PixelFormat::Gray8 };
-        COLOR.contains(&input).then_some(Produces { image: Some(image), histogram: None })
+        COLOR.contains(&input).then_some(Produces::image(image))
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

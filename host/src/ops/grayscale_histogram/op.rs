@@ -33,7 +33,7 @@ fn both(r: Result<(crate::Image<Gray8>, crate::Histogram)>) -> Result<Output> {
 
 impl Bound for GrayHistogram {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        COLOR.contains(&input).then_some(Produces { image: Some(PixelFormat::Gray8), histogram: Some(1) })
+        COLOR.contains(&input).then_some(Produces { image: Some(PixelFormat::Gray8), histogram: Some(1), tensor: None })
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

@@ -28,7 +28,7 @@ const ALL: &str = "histogram";
 
 impl Bound for Histograms {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        Some(Produces { image: None, histogram: Some(input.channels()) })
+        Some(Produces { image: None, histogram: Some(input.channels()), tensor: None })
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

@@ -63,7 +63,7 @@ impl Table {
 
 impl Bound for Table {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        Some(Produces { image: Some(input), histogram: None })
+        Some(Produces::image(input))
     }
 
     fn cpu(&self, src: &AnyView<'_>) -> Result<Output> {

@@ -36,7 +36,7 @@ struct Orient(Orientation);
 
 impl Bound for Orient {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        Some(Produces { image: Some(input), histogram: None })
+        Some(Produces::image(input))
     }
 
     fn size(&self, width: u32, height: u32) -> (u32, u32) {

@@ -141,7 +141,7 @@ impl Resize {
 
 impl Bound for Resize {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        Some(Produces { image: Some(input), histogram: None })
+        Some(Produces::image(input))
     }
 
     fn size(&self, width: u32, height: u32) -> (u32, u32) {

@@ -5,11 +5,15 @@
 //! region of the source (`roi`), read in the same pass. Every form computes what
 //! `cuimg_abi::tensor` defines, so the GPU's elements are the CPU reference's bit for bit.
 //!
-//! Tensors are not images: this folder declares no registry entry (as `gather`), and is
-//! tested on its own (`tests/tests/tensor.rs`).
+//! In the registry as `tensor` (`op.rs`): an image to a tensor of one image, its stream form
+//! into image `index` of a device tensor, and in the tool as `cuimg tensor`, which writes
+//! NumPy's `.npy` files (`npy.rs`). `tests/tests/tensor.rs` tests the batches, the inverse
+//! and the goldens.
 
 pub(crate) mod cpu;
 pub(crate) mod gpu;
+mod npy;
+pub(crate) mod op;
 
 use cuimg_abi::tensor::{
     AFFINE_MEAN_STD, AFFINE_SCALE_OFFSET, Affine, DTYPE_BF16, DTYPE_F16, DTYPE_F32, TensorFormat, bf16_value,
@@ -294,7 +298,7 @@ impl TensorShape {
 
 /// A tensor in host memory: its elements as little-endian bytes (f32, or the bits of f16
 /// and bf16), and its shape.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tensor {
     pub(crate) bytes: Vec<u8>,
     pub(crate) shape: TensorShape,

@@ -171,7 +171,7 @@ impl Warped {
 
 impl Bound for Warped {
     fn produces(&self, input: PixelFormat) -> Option<Produces> {
-        FORMATS.contains(&input).then_some(Produces { image: Some(input), histogram: None })
+        FORMATS.contains(&input).then_some(Produces::image(input))
     }
 
     fn size(&self, width: u32, height: u32) -> (u32, u32) {
