@@ -198,6 +198,20 @@ fn main() {
         let (med, min) = time_gpu(&s, warm, runs, |_| s.resize_batch(&src, &mut dst, filter));
         // The host's time to queue a call, and the GPU's per call queued back to back.
         let modes = time_modes(&s, 5, 4, |_| s.resize_batch(&src, &mut dst, filter));
+        // Where the host's part of a call goes (the library's spans, summed over 20 calls).
+        s.synchronize().unwrap();
+        cuimg::bench::take_host_spans();
+        let start = std::time::Instant::now();
+        for _ in 0..20 {
+            s.resize_batch(&src, &mut dst, filter).unwrap();
+        }
+        let per_call = start.elapsed().as_secs_f64() * 1e6 / 20.0;
+        let spans: Vec<String> = cuimg::bench::take_host_spans()
+            .iter()
+            .map(|(name, ns, n)| format!("{name} {:.1} us ({} a call)", *ns as f64 / 20e3, n / 20))
+            .collect();
+        println!("    host spans of a call ({per_call:.1} us in all): {}", spans.join("; "));
+        s.synchronize().unwrap();
         let got = s.download_batch(&dst).unwrap();
         let want = par::resize(&views[255], 224, 224, filter).unwrap();
         assert!(got[255] == want, "{name} batch: the GPU differs");

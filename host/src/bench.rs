@@ -3,7 +3,9 @@
 
 use cuimg_abi::copy::{CopyFlat, CopyFlatKernel};
 
-pub use crate::runtime::knobs::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
+pub use crate::runtime::knobs::{
+    EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES, take_host_spans,
+};
 use crate::{DeviceBuffer, Result, Stream};
 
 /// The plain copy kernel over `bytes` (a multiple of 16) of two device buffers: the

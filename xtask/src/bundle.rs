@@ -84,6 +84,9 @@ pub fn run() -> Result {
         "--examples",
         "--benches",
     ])?);
+    // Two files of one name (`cli/tests/x.rs` and `tests/tests/x.rs`) would leave one
+    // binary in the bundle, the other's tests silently not run there.
+    let mut placed = std::collections::BTreeMap::new();
     for (kind, name, exe) in &all {
         // Test harnesses of crates with no tests of their own carry nothing to run.
         if kind == "test-xtask" || kind == "test-cuimg-tests" || kind == "test-cuimg-cli" {
@@ -108,7 +111,16 @@ pub fn run() -> Result {
             "interop" => format!("lib{name}.so"),
             _ => name.clone(),
         };
-        copy(exe, &dir.join(sub).join(file))?;
+        let to = dir.join(sub).join(file);
+        if let Some(other) = placed.insert(to.clone(), exe.clone()).filter(|_| sub == "tests") {
+            return Err(format!(
+                "{} and {} would both be {} in the bundle: rename one of their sources",
+                other.display(),
+                exe.display(),
+                to.display()
+            ));
+        }
+        copy(exe, &to)?;
     }
     doctests(&dir.join("tests/test-doc"))?;
     let images = root().join("tests/data/photos");

@@ -58,6 +58,28 @@ mod imp {
     pub fn equalize_apply_reversed() -> bool {
         EQUALIZE_REVERSE_APPLY.load(Relaxed) == 1
     }
+
+    /// Host time by named span, summed since the last [`take_host_spans`]: (name,
+    /// nanoseconds, calls), in first-seen order.
+    static SPANS: std::sync::Mutex<Vec<(&'static str, u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+    /// `f`, its host time added to span `name` (where the host's part of a call goes).
+    pub fn host_span<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let r = f();
+        let ns = start.elapsed().as_nanos() as u64;
+        let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
+        match spans.iter_mut().find(|s| s.0 == name) {
+            Some(s) => (s.1, s.2) = (s.1 + ns, s.2 + 1),
+            None => spans.push((name, ns, 1)),
+        }
+        r
+    }
+
+    /// The spans summed since the last call, reset.
+    pub fn take_host_spans() -> Vec<(&'static str, u64, u64)> {
+        std::mem::take(&mut *SPANS.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 #[cfg(not(feature = "bench-knobs"))]
@@ -85,10 +107,15 @@ mod imp {
     pub fn module_file() -> Option<Vec<u8>> {
         None
     }
+
+    #[inline(always)]
+    pub fn host_span<T>(_: &'static str, f: impl FnOnce() -> T) -> T {
+        f()
+    }
 }
 
 #[cfg(feature = "bench-knobs")]
-pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES};
+pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES, take_host_spans};
 pub(crate) use imp::{
-    equalize_apply_reversed, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, module_file,
+    equalize_apply_reversed, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, host_span, module_file,
 };

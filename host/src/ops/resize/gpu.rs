@@ -8,6 +8,7 @@ use cuimg_abi::resize::Plane;
 use super::launch::{Frame, Work};
 use super::plan::Plan;
 use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_cached, plans_cached};
+use crate::runtime::knobs::host_span;
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Padding;
@@ -334,14 +335,16 @@ impl Stream {
             requests.push(((w, h), inner, pillow_box));
             crops.push((crop, inner));
         }
-        let planned: Vec<Planned> =
-            plans_cached::<P>(&requests, filter)?.into_iter().zip(crops).map(|(p, (crop, inner))| (p, crop, inner)).collect();
-        let from = src.read(&self.raw)?;
+        let planned: Vec<Planned> = host_span("batch: plans", || plans_cached::<P>(&requests, filter))?
+            .into_iter()
+            .zip(crops)
+            .map(|(p, (crop, inner))| (p, crop, inner))
+            .collect();
+        let (from, mut to) = host_span("batch: guards", || Ok::<_, Error>((src.read(&self.raw)?, dst.buf.write(&self.raw)?)))?;
         let base_in = from._data.ptr().addr();
-        let mut to = dst.buf.write(&self.raw)?;
         let base_out = to.ptr().addr();
         let c = P::CHANNELS as u64;
-        let work = planned
+        let work = host_span("batch: work", || planned
             .into_iter()
             .zip(src.entries.iter().zip(&dst.entries))
             .enumerate()
@@ -354,7 +357,7 @@ impl Stream {
                 let (dst, frame) = framed::<P>(outer, pads.get(i).copied().flatten(), inner);
                 Work { plan, src, dst, frame }
             })
-            .collect();
+            .collect());
         self.resize_work::<P>(work)
     }
 }

@@ -26,6 +26,7 @@ use super::plan::{Plan, cubic_vector_elems};
 use super::resident::Block;
 use super::tiles::{Shape, TileRows, tile_shape};
 use std::sync::Arc;
+use crate::runtime::knobs::host_span;
 use crate::error::{Error, Result};
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::{DeviceBuffer, Stream};
@@ -223,9 +224,9 @@ impl Stream {
             // SAFETY: the caller's contract, for its one job (carried in the parameters).
             return unsafe { self.launch::<K>(config(jobs)?, params(Jobs { list: DevPtr::NULL, one: *one }, 1, 0)) };
         }
-        let words: Vec<u64> = jobs.iter().flat_map(words).collect();
+        let words: Vec<u64> = host_span("launch: words", || jobs.iter().flat_map(words).collect());
         let at = blob.add(&words);
-        let table: DeviceBuffer<u8> = self.upload_slice(&blob.0)?;
+        let table: DeviceBuffer<u8> = host_span("launch: upload", || self.upload_slice(&blob.0))?;
         let read = table.buf.read(&self.raw)?;
         let base = read.ptr().addr();
         let size = std::mem::size_of::<ResizeJob>() as u64;
@@ -234,7 +235,9 @@ impl Stream {
             let jobs = Jobs { list, one: ResizeJob::default() };
             // SAFETY: the caller's contract, for this chunk's jobs (`count` of them from
             // `list`), one grid layer each; the blob is read under its guard.
-            unsafe { self.launch::<K>(config(chunk)?, params(jobs, chunk.len() as u32, base))? };
+            let config = host_span("launch: config", || config(chunk))?;
+            // SAFETY: as above.
+            host_span("launch: launch", || unsafe { self.launch::<K>(config, params(jobs, chunk.len() as u32, base)) })?;
         }
         Ok(())
     }
@@ -304,27 +307,31 @@ impl Stream {
             }
             _ => unreachable!("grouped by kind"),
         };
-        self.with_resident(&plans, block, |arena, placed| {
+        host_span("separable: all", || self.with_resident(&plans, block, |arena, placed| {
             let rows: Vec<TileRows> = group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
             // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-            let shape = tile_shape(&rows, P::CHANNELS, 4, self.sms()).ok_or_else(|| Error::InvalidParameter {
-                what: "a separable resize plan".into(),
-                why: "its tile does not fit".into(),
+            let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, self.sms()))
+                .ok_or_else(|| Error::InvalidParameter {
+                    what: "a separable resize plan".into(),
+                    why: "its tile does not fit".into(),
+                })?;
+            let jobs = host_span("separable: jobs", || {
+                let mut jobs = Vec::with_capacity(group.len());
+                for (w, at) in group.iter().zip(placed) {
+                    jobs.push(ResizeJob {
+                        x: at.at::<i32>(0)?,
+                        y: at.at::<i32>(1)?,
+                        xw: at.at::<i16>(2)?,
+                        yw: at.at::<i16>(3)?,
+                        extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
+                        ..w.job()
+                    });
+                }
+                Ok::<_, Error>(jobs)
             })?;
-            let mut jobs = Vec::with_capacity(group.len());
-            for (w, at) in group.iter().zip(placed) {
-                jobs.push(ResizeJob {
-                    x: at.at::<i32>(0)?,
-                    y: at.at::<i32>(1)?,
-                    xw: at.at::<i16>(2)?,
-                    yw: at.at::<i16>(3)?,
-                    extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
-                    ..w.job()
-                });
-            }
             // SAFETY: below, with the tables in the arena.
             unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena, sink) }
-        })
+        }))
     }
 
     /// The separable kernel for the taps and P's channel count over `jobs`, their tables

@@ -97,16 +97,22 @@ pub(crate) static RESIZE: Operation = Operation {
     }),
 };
 
+/// `WIDTHxHEIGHT`, both at least 1, as parameter `--what` takes it.
+pub(crate) fn size(what: &str, text: &str) -> Result<(u32, u32)> {
+    text.split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| w > 0 && h > 0)
+        .ok_or_else(|| Error::InvalidParameter {
+            what: format!("--{what}"),
+            why: format!("{text:?} is not WIDTHxHEIGHT with both at least 1"),
+        })
+}
+
 /// The sizing the parameters ask for: `--scale`, else `--width`/`--height`, else `--size`
 /// (with `--fit`, `--fill`, `--pad`).
 fn sizing(args: &crate::registry::Args) -> Result<Sizing> {
     let bad = |what: &str, why: String| Error::InvalidParameter { what: format!("--{what}"), why };
-    let size = args.get("size").unwrap_or("37x23");
-    let (w, h) = size
-        .split_once('x')
-        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-        .filter(|&(w, h)| w > 0 && h > 0)
-        .ok_or_else(|| bad("size", format!("{size:?} is not WIDTHxHEIGHT with both at least 1")))?;
+    let (w, h) = size("size", args.get("size").unwrap_or("37x23"))?;
     let (width, height): (u32, u32) = (args.number("width")?, args.number("height")?);
     let scale: f64 = args.number("scale")?;
     if !scale.is_finite() || scale < 0.0 {

@@ -107,12 +107,8 @@ fn spec(args: &Args) -> Result<TensorSpec> {
     }
     match args.get("size").unwrap_or("none") {
         "none" => {}
-        size => {
-            let (w, h) = size
-                .split_once('x')
-                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-                .filter(|&(w, h)| w > 0 && h > 0)
-                .ok_or_else(|| bad("size", format!("{size:?} is not none or WIDTHxHEIGHT with both at least 1")))?;
+        text => {
+            let (w, h) = crate::ops::resize::op::size("size", text)?;
             spec = spec.pad_to(w, h, fill);
         }
     }

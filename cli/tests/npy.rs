@@ -20,7 +20,7 @@ fn npy(path: &Path) -> Vec<u8> {
 
 #[test]
 fn each_image_becomes_the_references_tensor_as_npy() {
-    let dir = common::temp_in("tensor", "npy");
+    let dir = common::temp_in("npy", "npy");
     let (inp, out) = (dir.join("in"), dir.join("out"));
     std::fs::create_dir_all(&inp).unwrap();
     let rgb = photo(67, 41, 3);
@@ -52,7 +52,7 @@ fn each_image_becomes_the_references_tensor_as_npy() {
 
 #[test]
 fn a_resize_first_then_the_tensor_padded() {
-    let dir = common::temp_in("tensor", "resize");
+    let dir = common::temp_in("npy", "resize");
     let rgb = photo(90, 70, 8);
     cuimg::io::save(&rgb, dir.join("p.png")).unwrap();
     let out = dir.join("out");
@@ -80,7 +80,7 @@ fn a_resize_first_then_the_tensor_padded() {
 
 #[test]
 fn what_does_not_fit_is_a_usage_error_that_writes_nothing() {
-    let dir = common::temp_in("tensor", "usage");
+    let dir = common::temp_in("npy", "usage");
     cuimg::io::save(&photo(20, 10, 1), dir.join("p.png")).unwrap();
     let out = dir.join("out");
     for args in [
