@@ -38,8 +38,13 @@ fn executables(args: &[&str]) -> Result<Vec<(String, String, PathBuf)>> {
         let kind = if kind == "bench" || kind == "example" {
             kind
         } else if msg["profile"]["test"].as_bool() == Some(true) {
-            // Unit tests of a library are named after its package.
-            if kind == "lib" { format!("test-{}", pkg_name(&pkg)) } else { format!("test-{name}") }
+            // Unit tests of a library are named after its package, of a binary after it
+            // (`test-bin-cuimg`: the tool's, beside the library's `test-cuimg`).
+            match kind.as_str() {
+                "lib" => format!("test-{}", pkg_name(&pkg)),
+                "bin" => format!("test-bin-{name}"),
+                _ => format!("test-{name}"),
+            }
         } else {
             format!("{kind}-{name}")
         };
@@ -89,7 +94,7 @@ pub fn run() -> Result {
     let mut placed = std::collections::BTreeMap::new();
     for (kind, name, exe) in &all {
         // Test harnesses of crates with no tests of their own carry nothing to run.
-        if kind == "test-xtask" || kind == "test-cuimg-tests" || kind == "test-cuimg-cli" {
+        if ["test-bin-xtask", "test-cuimg-tests", "test-cuimg-cli", "test-bin-cuimg"].contains(&kind.as_str()) {
             continue;
         }
         let sub = if kind == "cdylib" {
