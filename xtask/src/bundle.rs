@@ -79,16 +79,22 @@ pub fn run() -> Result {
         "--bins",
         "--examples",
     ])?);
-    all.extend(executables(&[
-        "build",
-        "--release",
-        "--package",
-        "cuimg",
-        "--features",
-        "bench-knobs,dlpack",
-        "--examples",
-        "--benches",
-    ])?);
+    // `--benches` also builds the library's own harness (a test binary of other features
+    // than the test build's): only the benchmarks and examples are taken from it.
+    all.extend(
+        executables(&[
+            "build",
+            "--release",
+            "--package",
+            "cuimg",
+            "--features",
+            "bench-knobs,dlpack",
+            "--examples",
+            "--benches",
+        ])?
+        .into_iter()
+        .filter(|(kind, ..)| !kind.starts_with("test-")),
+    );
     // Two files of one name (`cli/tests/x.rs` and `tests/tests/x.rs`) would leave one
     // binary in the bundle, the other's tests silently not run there.
     let mut placed = std::collections::BTreeMap::new();
