@@ -234,9 +234,9 @@ pub(crate) type PlanRequest = ((u32, u32), (u32, u32), Option<SourceBox>);
 /// planned on all cores, then kept under one more.
 pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -> Result<Vec<std::sync::Arc<plan::Plan>>> {
     use rayon::prelude::*;
-    use std::collections::HashMap;
+    use rustc_hash::FxHashMap;
     use std::sync::{Arc, Mutex};
-    static PLANS: Mutex<Option<HashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
+    static PLANS: Mutex<Option<FxHashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
     let key = |&((sw, sh), (dw, dh), boxed): &PlanRequest| -> PlanKey {
         let bits = boxed.map(|b| [b.x0.to_bits(), b.y0.to_bits(), b.x1.to_bits(), b.y1.to_bits()]);
         (sw, sh, dw, dh, filter, P::CHANNELS, P::ALPHA.is_some(), bits)
@@ -275,3 +275,4 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
     }
     Ok(out.into_iter().map(|p| p.expect("found or made")).collect())
 }
+

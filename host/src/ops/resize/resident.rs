@@ -9,8 +9,9 @@
 //! blocks do not fit, a larger arena replaces it and the launch's blocks go there (the old
 //! one is freed after the work that reads it, as every buffer is).
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::plan::Plan;
 use super::tiles::Spans;
@@ -42,12 +43,13 @@ impl Block {
     }
 }
 
-/// Where a plan's block lies: the arena byte offset of each of its parts; its spans.
-pub(super) struct Placed(Vec<u64>, Spans);
+/// Where a plan's block lies: the arena byte offset of each of its parts; its spans
+/// (borrowed from the stream's record: a batch of 256 plans copied none of them).
+pub(super) struct Placed<'a>(&'a [u64], &'a Spans);
 
-impl Placed {
+impl Placed<'_> {
     pub fn spans(&self) -> Spans {
-        self.1
+        *self.1
     }
 
     /// Part `i`'s offset in elements of `T` from the arena's start (the kernels' tables are
@@ -64,7 +66,7 @@ impl Placed {
 pub(super) struct Resident {
     arena: Option<DeviceBuffer<u8>>,
     used: u64,
-    blocks: HashMap<usize, (Arc<Plan>, Vec<u64>, Spans)>,
+    blocks: FxHashMap<usize, (Arc<Plan>, Vec<u64>, Spans)>,
 }
 
 /// The first arena's size, and the most an arena may take (its offsets are u32 elements).
@@ -83,11 +85,11 @@ impl Stream {
         &self,
         plans: &[&Arc<Plan>],
         block: impl Fn(&Plan) -> Block,
-        launch: impl FnOnce(u64, &[Placed]) -> Result<R>,
+        launch: impl FnOnce(u64, &[Placed<'_>]) -> Result<R>,
     ) -> Result<R> {
         self.kept(|r: &mut Resident| {
             let missing = |r: &Resident| -> Vec<&Arc<Plan>> {
-                let mut seen = std::collections::HashSet::new();
+                let mut seen = FxHashSet::default();
                 plans.iter().copied().filter(|p| !r.blocks.contains_key(&key(p)) && seen.insert(key(p))).collect()
             };
             let mut new = missing(r);
@@ -121,14 +123,14 @@ impl Stream {
                 self.raw.memcpy_htod(&bytes, &mut to.slice().slice_mut(start..start + bytes.len()))?;
                 r.used += bytes.len() as u64;
             }
-            let placed: Vec<Placed> = plans
+            let read = arena.buf.read(&self.raw)?;
+            let placed: Vec<Placed<'_>> = plans
                 .iter()
                 .map(|p| {
                     let (_, parts, spans) = &r.blocks[&key(p)];
-                    Placed(parts.clone(), *spans)
+                    Placed(parts, spans)
                 })
                 .collect();
-            let read = arena.buf.read(&self.raw)?;
             launch(read.ptr().addr(), &placed)
         })
     }

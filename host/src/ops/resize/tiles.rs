@@ -111,15 +111,29 @@ pub(super) type TileRows = (Spans, u32, u32);
 /// one tile an SM they queue. Ties go to the taller tile.
 pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, sms: u64) -> Option<Shape> {
     let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
-    let span = |i: usize| -> Option<u32> {
-        let mut most = 0;
-        for (spans, ..) in jobs {
-            most = most.max(spans[i]?);
+    // The jobs summed once (a batch is 256 of them, and 32 heights are weighed): each
+    // height's largest span (none where a job has none), and the outputs' distinct sizes.
+    let mut most: [Option<u32>; TILE_HEIGHTS] = [Some(0); TILE_HEIGHTS];
+    for (spans, ..) in jobs {
+        for (m, s) in most.iter_mut().zip(spans) {
+            *m = m.zip(*s).map(|(a, b)| a.max(b));
         }
-        (most.checked_mul(per_row)? <= TILE_BYTES).then_some(most)
-    };
+    }
+    let mut sizes: Vec<(u32, u32)> = jobs.iter().map(|&(_, h, w)| (w, h)).collect();
+    sizes.sort_unstable();
+    let mut distinct: Vec<((u32, u32), u64)> = Vec::new();
+    for size in sizes {
+        match distinct.last_mut() {
+            Some((last, n)) if *last == size => *n += 1,
+            _ => distinct.push((size, 1)),
+        }
+    }
+    let span = |i: usize| -> Option<u32> { most[i].filter(|m| m.checked_mul(per_row).is_some_and(|b| b <= TILE_BYTES)) };
     let tiles = |rows: u32| -> u64 {
-        jobs.iter().map(|&(_, h, w)| (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64)).sum()
+        distinct
+            .iter()
+            .map(|&((w, h), n)| n * (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64))
+            .sum()
     };
     let forced = FORCED_ROWS.load(Ordering::Relaxed) as usize;
     if (1..=TILE_HEIGHTS).contains(&forced)
@@ -189,4 +203,55 @@ mod tests {
         let tall = shape((0..64).map(|y| 16 * y).collect(), 8, (4096, 1024), 4, 1);
         assert!(matches!(tall, Some(Shape::Tiles { rows: 3, .. })), "{tall:?}");
     }
+
+    /// The shape as the jobs one by one make it (each height's spans and tiles summed
+    /// job by job, as the first form did): the one-pass sums choose the same.
+    #[test]
+    fn a_ragged_batch_gets_the_shape_its_jobs_one_by_one_give() {
+        let one_by_one = |jobs: &[TileRows], channels: usize, sms: u64| {
+            let per_row = SEPARABLE_TILE_W * channels as u32 * 4;
+            let pass = (SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64;
+            let mut best: Option<(u64, u32, u32)> = None;
+            for i in (0..TILE_HEIGHTS).rev() {
+                let rows = i as u32 + 1;
+                let Some(most) = jobs.iter().try_fold(0, |m, (s, ..)| s[i].map(|v| v.max(m))) else { continue };
+                if most * per_row > TILE_BYTES {
+                    continue;
+                }
+                let tiles: u64 = jobs
+                    .iter()
+                    .map(|&(_, h, w)| (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64))
+                    .sum();
+                let per_thread = 2 * (most as u64).div_ceil(2 * pass)
+                    + (rows as u64).div_ceil((SEPARABLE_THREADS / (SEPARABLE_TILE_W / 4)) as u64);
+                let per_sm = tiles.div_ceil(sms);
+                let cost = per_sm * (per_thread + 2) * SM_SPEEDUP / per_sm.clamp(1, SM_SPEEDUP);
+                if best.is_none_or(|(c, ..)| cost < c) {
+                    best = Some((cost, rows, (most * per_row).div_ceil(4)));
+                }
+            }
+            best.map(|(_, rows, words)| (rows, words))
+        };
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for case in 0..40 {
+            let jobs: Vec<TileRows> = (0..1 + next(300))
+                .map(|_| {
+                    let (sh, dh) = (1 + next(1200) as u32, 1 + next(400) as u32);
+                    let first: Vec<i32> = (0..dh).map(|y| (y as u64 * sh as u64 / dh as u64) as i32).collect();
+                    let w = if case % 2 == 0 { 224 } else { 1 + next(700) as u32 };
+                    (tile_spans(&first, [2, 4, 8][case % 3]), dh, w)
+                })
+                .collect();
+            let got = tile_shape(&jobs, 3, 4, 132).map(|s| match s {
+                Shape::Tiles { rows, words } => (rows, words),
+                Shape::Pixels(_) => unreachable!(),
+            });
+            assert_eq!(got, one_by_one(&jobs, 3, 132), "case {case}");
+        }
+    }
+
 }
