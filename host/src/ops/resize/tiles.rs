@@ -113,12 +113,15 @@ pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, s
     let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
     // The jobs summed once (a batch is 256 of them, and 32 heights are weighed): each
     // height's largest span (none where a job has none), and the outputs' distinct sizes.
-    let mut most: [Option<u32>; TILE_HEIGHTS] = [Some(0); TILE_HEIGHTS];
+    // Branch-free: a height some job has no span for is `u32::MAX` (a real span that large
+    // would not fit the tile either, so both give no shape of that height).
+    let mut most = [0u32; TILE_HEIGHTS];
     for (spans, ..) in jobs {
         for (m, s) in most.iter_mut().zip(spans) {
-            *m = m.zip(*s).map(|(a, b)| a.max(b));
+            *m = (*m).max(s.unwrap_or(u32::MAX));
         }
     }
+    let most: [Option<u32>; TILE_HEIGHTS] = most.map(|m| (m != u32::MAX).then_some(m));
     let mut sizes: Vec<(u32, u32)> = jobs.iter().map(|&(_, h, w)| (w, h)).collect();
     sizes.sort_unstable();
     let mut distinct: Vec<((u32, u32), u64)> = Vec::new();
