@@ -275,4 +275,3 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
     }
     Ok(out.into_iter().map(|p| p.expect("found or made")).collect())
 }
-

@@ -124,13 +124,7 @@ pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, s
     let most: [Option<u32>; TILE_HEIGHTS] = most.map(|m| (m != u32::MAX).then_some(m));
     let mut sizes: Vec<(u32, u32)> = jobs.iter().map(|&(_, h, w)| (w, h)).collect();
     sizes.sort_unstable();
-    let mut distinct: Vec<((u32, u32), u64)> = Vec::new();
-    for size in sizes {
-        match distinct.last_mut() {
-            Some((last, n)) if *last == size => *n += 1,
-            _ => distinct.push((size, 1)),
-        }
-    }
+    let distinct: Vec<((u32, u32), u64)> = sizes.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as u64)).collect();
     let span = |i: usize| -> Option<u32> { most[i].filter(|m| m.checked_mul(per_row).is_some_and(|b| b <= TILE_BYTES)) };
     let tiles = |rows: u32| -> u64 {
         distinct

@@ -68,34 +68,22 @@ pub(crate) static TENSOR: Operation = Operation {
     }),
 };
 
+/// The value of parameter `name` among `choices` (its names and what each means).
+fn choice<T: Copy>(args: &Args, name: &str, choices: &[(&str, T)]) -> Result<T> {
+    let v = args.get(name).unwrap_or_default();
+    choices.iter().find(|(n, _)| *n == v).map(|&(_, t)| t).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        Error::InvalidParameter { what: format!("--{name}"), why: format!("{v:?} is not one of {}", names.join(", ")) }
+    })
+}
+
 /// The spec the parameters ask for.
 fn spec(args: &Args) -> Result<TensorSpec> {
-    let bad = |what: &str, why: String| Error::InvalidParameter { what: format!("--{what}"), why };
-    let pick = |name: &str, choices: &str| {
-        let v = args.get(name).unwrap_or_default();
-        let no = bad(name, format!("{v:?} is not one of {choices}"));
-        Ok::<_, Error>((v.to_string(), no))
-    };
-    let (v, no) = pick("dtype", "f32, f16, bf16")?;
-    let dtype = match v.as_str() {
-        "f32" => DType::F32,
-        "f16" => DType::F16,
-        "bf16" => DType::Bf16,
-        _ => return Err(no),
-    };
-    let (v, no) = pick("layout", "nchw, nhwc")?;
-    let layout = match v.as_str() {
-        "nchw" => TensorLayout::Nchw,
-        "nhwc" => TensorLayout::Nhwc,
-        _ => return Err(no),
-    };
-    let (v, no) = pick("normalize", "unit, imagenet, raw")?;
-    let normalize = match v.as_str() {
-        "unit" => Normalize::UNIT,
-        "imagenet" => Normalize::IMAGENET,
-        "raw" => Normalize::ScaleOffset { scale: [1.0; 4], offset: [0.0; 4] },
-        _ => return Err(no),
-    };
+    let dtype = choice(args, "dtype", &[("f32", DType::F32), ("f16", DType::F16), ("bf16", DType::Bf16)])?;
+    let layout = choice(args, "layout", &[("nchw", TensorLayout::Nchw), ("nhwc", TensorLayout::Nhwc)])?;
+    let raw = Normalize::ScaleOffset { scale: [1.0; 4], offset: [0.0; 4] };
+    let normalize =
+        choice(args, "normalize", &[("unit", Normalize::UNIT), ("imagenet", Normalize::IMAGENET), ("raw", raw)])?;
     let mut spec = TensorSpec::new(dtype)
         .layout(layout)
         .normalize(normalize)
@@ -103,7 +91,7 @@ fn spec(args: &Args) -> Result<TensorSpec> {
         .flip(args.flag("flip"));
     let fill: f32 = args.number("fill")?;
     if !fill.is_finite() {
-        return Err(bad("fill", format!("{fill} is not a finite number")));
+        return Err(Error::InvalidParameter { what: "--fill".into(), why: format!("{fill} is not a finite number") });
     }
     match args.get("size").unwrap_or("none") {
         "none" => {}
