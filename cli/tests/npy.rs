@@ -1,6 +1,7 @@
 //! `cuimg tensor`: each image a NumPy `.npy` file holding the CPU reference's tensor, on the
 //! CPU path and the default one (the GPU where there is one), after `--resize` too; what
-//! does not fit the command is a usage error that writes nothing.
+//! does not fit the command is a usage error that writes nothing; bystanders and planted
+//! symlinks in the output folder are kept.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -99,4 +100,36 @@ fn what_does_not_fit_is_a_usage_error_that_writes_nothing() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("p.png"), "{}", stderr(&o));
     assert!(!out.join("p.npy").exists());
+}
+
+/// The `.npy` files go through the tool's output policy like images: an existing file in
+/// the way is kept unless `--overwrite`, and a symlink in the way, to a bystander, is
+/// neither replaced nor written through, even then.
+#[test]
+fn an_npy_never_replaces_a_bystander_or_writes_through_a_symlink() {
+    let dir = common::temp_in("npy", "bystander");
+    let (inp, out) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&inp).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let img = photo(12, 7, 4);
+    cuimg::io::save(&img, inp.join("p.png")).unwrap();
+    std::fs::write(out.join("p.npy"), b"an unrelated file").unwrap();
+    let run = |extra: &[&str]| cuimg(&[&["tensor", s(&inp.join("p.png")), "-o", s(&out), "--cpu"], extra].concat());
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    assert_eq!(npy(&out.join("p.npy")), b"an unrelated file");
+    let o = run(&["--overwrite"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = cpu::to_tensor(&img.view(), &TensorSpec::new(DType::F32)).unwrap().to_npy();
+    assert_eq!(npy(&out.join("p.npy")), want);
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+    std::fs::remove_file(out.join("p.npy")).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("p.npy")).unwrap();
+    let o = run(&["--overwrite"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(std::fs::symlink_metadata(out.join("p.npy")).unwrap().file_type().is_symlink());
 }
