@@ -82,9 +82,15 @@ pub struct ResizeGather {
 /// `ints[job.x + x]` with weights `shorts[job.xw + x * x_taps ..]`; the `y_taps` rows from
 /// `ints[job.y + y]` are combined with `shorts[job.yw + y * y_taps ..]` by `rule` (0 linear,
 /// 1 cubic, whose first `job.extra` elements of a row take the float form, 2 Lanczos-4, 3
-/// OpenCV's bit-exact linear). Each kernel's rules and taps are constants of its code: the
-/// kernels of 2 taps take rules 0 and 3, of 4 rule 1, of 8 rule 2, each with exactly its
-/// taps on both axes (a rule or count read at run time branched on every tap).
+/// OpenCV's bit-exact linear). Rule 4 is OpenCV's area average in float
+/// (`ResizeArea_Invoker`), its weights `floats[job.xw ..]` and `floats[job.yw ..]` in place
+/// of the shorts: each row's sum across `0 + s0*a0 + s1*a1 + ...`, then the rows'
+/// `0 + b0*r0 + b1*r1 + ...`, each in list order (a list shorter than the taps is padded
+/// with weights 0, which leave a sum of finite terms as it was). Each kernel's rules and
+/// taps are constants of its code: the kernels of 2 taps take rules 0 and 3, of 4 rule 1,
+/// of 8 rule 2, the `ResizeArea4*` and `ResizeArea8*` kernels rule 4 with 4 and 8 taps,
+/// each with exactly its taps on both axes (a rule or count read at run time branched on
+/// every tap).
 ///
 /// The kernels work in tiles of [`SEPARABLE_TILE_W`] columns by `tile_rows` rows (at most
 /// [`SEPARABLE_TILE_ROWS`]), one block of [`SEPARABLE_THREADS`] threads a tile: first every
@@ -104,9 +110,14 @@ pub struct ResizeSeparable {
     pub rule: u32,
     pub ints: DevPtr<i32>,
     pub shorts: DevPtr<i16>,
+    pub floats: DevPtr<f32>,
     pub tile_rows: u32,
     pub tile_words: u32,
 }
+
+/// [`ResizeSeparable::rule`] of OpenCV's area in float (the `ResizeArea4*` and
+/// `ResizeArea8*` kernels).
+pub const RULE_AREA: u32 = 4;
 
 /// Output columns of a separable kernel's tile.
 pub const SEPARABLE_TILE_W: u32 = 64;
@@ -275,6 +286,24 @@ kernels! {
     ResizeSeparableC2 = resize_separable_c2(ResizeSeparable);
     ResizeSeparableC3 = resize_separable_c3(ResizeSeparable);
     ResizeSeparableC4 = resize_separable_c4(ResizeSeparable);
+    /// OpenCV's area in float as separable tiles (rule 4 of [`ResizeSeparable`]): plans
+    /// whose lists are at most 4 or 8 long, padded to that.
+    ResizeArea4C1 = resize_area4_c1(ResizeSeparable);
+    ResizeArea4C2 = resize_area4_c2(ResizeSeparable);
+    ResizeArea4C3 = resize_area4_c3(ResizeSeparable);
+    ResizeArea4C4 = resize_area4_c4(ResizeSeparable);
+    ResizeArea8C1 = resize_area8_c1(ResizeSeparable);
+    ResizeArea8C2 = resize_area8_c2(ResizeSeparable);
+    ResizeArea8C3 = resize_area8_c3(ResizeSeparable);
+    ResizeArea8C4 = resize_area8_c4(ResizeSeparable);
+    ResizeArea4C1Tensor = resize_area4_c1_tensor(ResizeSeparableTensor);
+    ResizeArea4C2Tensor = resize_area4_c2_tensor(ResizeSeparableTensor);
+    ResizeArea4C3Tensor = resize_area4_c3_tensor(ResizeSeparableTensor);
+    ResizeArea4C4Tensor = resize_area4_c4_tensor(ResizeSeparableTensor);
+    ResizeArea8C1Tensor = resize_area8_c1_tensor(ResizeSeparableTensor);
+    ResizeArea8C2Tensor = resize_area8_c2_tensor(ResizeSeparableTensor);
+    ResizeArea8C3Tensor = resize_area8_c3_tensor(ResizeSeparableTensor);
+    ResizeArea8C4Tensor = resize_area8_c4_tensor(ResizeSeparableTensor);
     ResizeCellsC1 = resize_cells_c1(ResizeCells);
     ResizeCellsC2 = resize_cells_c2(ResizeCells);
     ResizeCellsC3 = resize_cells_c3(ResizeCells);

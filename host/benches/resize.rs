@@ -42,6 +42,9 @@ const BATCH_FILTERS: [&str; 7] =
 
 struct Opts {
     quick: bool,
+    /// One call of each batch filter (images, then the f16 tensor), nothing timed: for a
+    /// profiler (`ncu`) to see one launch of each.
+    profile: bool,
     out: PathBuf,
     images: PathBuf,
     dump: Option<PathBuf>,
@@ -50,6 +53,7 @@ struct Opts {
 fn opts() -> Opts {
     let mut o = Opts {
         quick: false,
+        profile: false,
         out: PathBuf::from("bench-out"),
         images: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos"),
         dump: None,
@@ -58,11 +62,14 @@ fn opts() -> Opts {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => o.quick = true,
+            "--profile" => o.profile = true,
             "--out" => o.out = args.next().expect("--out DIR").into(),
             "--images" => o.images = args.next().expect("--images DIR").into(),
             "--dump" => o.dump = Some(args.next().expect("--dump DIR").into()),
             "--bench" => {}
-            other => panic!("unknown argument {other}; use [--quick] [--out DIR] [--images DIR] [--dump DIR]"),
+            other => {
+                panic!("unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR]")
+            }
         }
     }
     if let Some(dir) = std::env::var_os("CUIMG_IMAGES") {
@@ -144,7 +151,7 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut copies = std::collections::BTreeMap::new();
-    for &((sw, sh), (dw, dh), label) in &CASES {
+    for &((sw, sh), (dw, dh), label) in CASES.iter().filter(|_| !o.profile) {
         let rgb = tiled::<Rgb8>(&photo, sw, sh);
         let gray = tiled::<Gray8>(&photo, sw, sh);
         if let Some(d) = &o.dump {
@@ -188,6 +195,10 @@ fn main() {
     let in_bytes: u64 = sizes.iter().map(|&(w, h)| w as u64 * h as u64 * 3).sum();
     let bytes = in_bytes + 256 * 224 * 224 * 3;
     let same = copy_at(&s, bytes);
+    if o.profile {
+        profile_batch(&s, &src, &mut dst, &photos);
+        return;
+    }
     for name in BATCH_FILTERS {
         let filter: Filter = name.parse().unwrap();
         // The first call plans every size (plans are kept for the process after it): as a
@@ -198,20 +209,7 @@ fn main() {
         let (med, min) = time_gpu(&s, warm, runs, |_| s.resize_batch(&src, &mut dst, filter));
         // The host's time to queue a call, and the GPU's per call queued back to back.
         let modes = time_modes(&s, 5, 4, |_| s.resize_batch(&src, &mut dst, filter));
-        // Where the host's part of a call goes (the library's spans, summed over 20 calls).
-        s.synchronize().unwrap();
-        cuimg::bench::take_host_spans();
-        let start = std::time::Instant::now();
-        for _ in 0..20 {
-            s.resize_batch(&src, &mut dst, filter).unwrap();
-        }
-        let per_call = start.elapsed().as_secs_f64() * 1e6 / 20.0;
-        let spans: Vec<String> = cuimg::bench::take_host_spans()
-            .iter()
-            .map(|(name, ns, n)| format!("{name} {:.1} us ({} a call)", *ns as f64 / 20e3, n / 20))
-            .collect();
-        println!("    host spans of a call ({per_call:.1} us in all): {}", spans.join("; "));
-        s.synchronize().unwrap();
+        host_spans(&s, || s.resize_batch(&src, &mut dst, filter));
         let got = s.download_batch(&dst).unwrap();
         let want = par::resize(&views[255], 224, 224, filter).unwrap();
         assert!(got[255] == want, "{name} batch: the GPU differs");
@@ -267,6 +265,7 @@ fn main() {
         let one = |_| s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0);
         let (med, min) = time_gpu(&s, warm, runs, one);
         let queued = time_modes(&s, 5, 4, |_| s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0));
+        host_spans(&s, || s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0));
         let want = par::resize_to_tensor(&views[250..], 224, 224, filter, &spec).unwrap();
         let got = s.download_tensor(&tensor).unwrap();
         let per = want.as_bytes().len() / 6;
@@ -332,4 +331,43 @@ fn main() {
     let out = json!({"device": gpu.name(), "copy_gbps": copy, "rows": rows});
     std::fs::write(o.out.join("resize.json"), serde_json::to_string_pretty(&out).unwrap()).unwrap();
     println!("wrote {}", o.out.join("resize.json").display());
+}
+
+/// Where the host's part of a call goes: the library's spans over 20 calls, printed a call.
+fn host_spans(s: &cuimg::Stream, mut call: impl FnMut() -> cuimg::Result<()>) {
+    s.synchronize().unwrap();
+    cuimg::bench::take_host_spans();
+    let start = std::time::Instant::now();
+    for _ in 0..20 {
+        call().unwrap();
+    }
+    let per_call = start.elapsed().as_secs_f64() * 1e6 / 20.0;
+    let spans: Vec<String> = cuimg::bench::take_host_spans()
+        .iter()
+        .map(|(name, ns, n)| format!("{name} {:.1} us ({} a call)", *ns as f64 / 20e3, n / 20))
+        .collect();
+    println!("    host spans of a call ({per_call:.1} us in all): {}", spans.join("; "));
+    s.synchronize().unwrap();
+}
+
+/// `--profile`: each batch filter once into images, then the tensor filters once into an
+/// f16 tensor from separate images, as the timed rows run them.
+fn profile_batch(
+    s: &cuimg::Stream,
+    src: &cuimg::DeviceBatch<Rgb8>,
+    dst: &mut cuimg::DeviceBatch<Rgb8>,
+    photos: &[Image<Rgb8>],
+) {
+    for name in BATCH_FILTERS {
+        s.resize_batch(src, dst, name.parse().unwrap()).unwrap();
+    }
+    let singles: Vec<DeviceImage<Rgb8>> = photos.iter().map(|p| s.upload(&p.view()).unwrap()).collect();
+    let views: Vec<_> = singles.iter().map(|d| d.view()).collect();
+    let spec = cuimg::TensorSpec::new(cuimg::DType::F16).normalize(cuimg::Normalize::IMAGENET);
+    let mut tensor = s.alloc_tensor(spec.shape_of::<Rgb8>(256, 224, 224)).unwrap();
+    for name in ["cv-linear", "cv-cubic", "pil-bilinear", "pil-bicubic"] {
+        s.resize_to_tensor(&views, 224, 224, name.parse().unwrap(), &spec, &mut tensor, 0).unwrap();
+    }
+    s.synchronize().unwrap();
+    println!("profiled: {} batch filters, 4 into a tensor", BATCH_FILTERS.len());
 }

@@ -139,3 +139,54 @@ fn a_download_into_pinned_memory_is_read_only_when_done() {
     // No synchronize: reading the pinned image waits for the copy.
     assert_eq!(pinned.as_bytes().unwrap(), original.as_bytes());
 }
+
+/// One launch that reads many images (`Stream::resize_images`) records those reads by one
+/// event shared by all of them. A write to any of them on another stream still waits for
+/// every such launch on stream 1 and for stream 2's read; also after a single read of the
+/// first image on stream 1 recorded the shared event again (later on the same stream).
+#[test]
+fn a_write_waits_for_every_launch_that_read_many_images() {
+    let Some(gpu) = gpu() else { return };
+    let originals: Vec<Image<Rgb8>> = (0..3).map(|i| random::<Rgb8>(W, H, 98 + i)).collect();
+    let replacements: Vec<Image<Rgb8>> = originals.iter().map(inverted).collect();
+    // A 16th each way: OpenCV's cell sums, which read every byte of each source.
+    let (filter, size) = ("cv-area".parse::<cuimg::Filter>().unwrap(), (W / 16, H / 16));
+    let wants: Vec<Image<Rgb8>> =
+        originals.iter().map(|o| cpu::resize(&o.view(), size.0, size.1, filter).unwrap()).collect();
+    let want_gray = cpu::grayscale(&originals[0].view(), GrayWeights::Bt601).unwrap();
+    let (s0, s1, s2, s3) = (gpu.stream().unwrap(), gpu.stream().unwrap(), gpu.stream().unwrap(), gpu.stream().unwrap());
+    for round in 0..3 {
+        let mut src: Vec<DeviceImage<Rgb8>> = originals.iter().map(|o| s0.upload(&o.view()).unwrap()).collect();
+        s0.synchronize().unwrap();
+        let views: Vec<_> = src.iter().map(|d| d.view()).collect();
+        let outputs: Vec<_> = (0..READS / 2)
+            .map(|_| {
+                let mut out = s1.alloc_batch::<Rgb8>(&[size; 3]).unwrap();
+                s1.resize_images(&views, &mut out, filter).unwrap();
+                out
+            })
+            .collect();
+        let mut gray = s1.alloc::<Gray8>(W, H).unwrap();
+        if round > 0 {
+            s1.grayscale(&src[0], &mut gray, GrayWeights::Bt601).unwrap();
+        }
+        let mut bins = s2.alloc_histogram(3).unwrap();
+        s2.histogram(&src[2].roi(Rect::new(0, 0, 1, 1)).unwrap(), &mut bins).unwrap();
+        drop(views);
+        for (d, r) in src.iter_mut().zip(&replacements).rev() {
+            s3.upload_into(&r.view(), d).unwrap();
+        }
+        for (i, out) in outputs.iter().enumerate() {
+            let got = s1.download_batch(out).unwrap();
+            for (k, (g, w)) in got.iter().zip(&wants).enumerate() {
+                assert_same(g, w, &format!("round {round}: launch {i}, image {k}"));
+            }
+        }
+        if round > 0 {
+            assert_same(&s1.download(&gray).unwrap(), &want_gray, &format!("round {round}: the single read"));
+        }
+        for (d, r) in src.iter().zip(&replacements) {
+            assert_same(&s3.download(d).unwrap(), r, &format!("round {round}: the overwrite"));
+        }
+    }
+}

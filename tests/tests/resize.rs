@@ -391,6 +391,11 @@ fn assorted_tiles_and_pillow_plans_too_tall_for_one_match_the_reference() {
         ("pil-bilinear", (450, 338)),
         ("pil-lanczos", (3, 2)),
         ("pil-bicubic", (2, 400)),
+        // The area in tiles of 4 taps (about 2 across), of 8 (about 4: lists of up to
+        // 5 sources), and a pixel a thread (16: lists of 18).
+        ("cv-area", (450, 338)),
+        ("cv-area", (225, 169)),
+        ("cv-area", (56, 42)),
     ];
     for (name, (w, h)) in cases {
         let f: Filter = name.parse().unwrap();
@@ -412,8 +417,15 @@ fn tiles_of_any_height_match_the_reference() {
     let Some(gpu) = cuimg_tests::gpu() else { return };
     let img = Image::<Rgb8>::from_bytes(301, 233, &splitmix_bytes(80, 301 * 233 * 3)).unwrap();
     let gray = Image::<Gray8>::from_bytes(301, 233, &splitmix_bytes(81, 301 * 233)).unwrap();
-    let cases =
-        [("cv-cubic", (150, 116)), ("cv-linear", (603, 467)), ("cv-lanczos4", (97, 301)), ("pil-bicubic", (149, 117))];
+    let cases = [
+        ("cv-cubic", (150, 116)),
+        ("cv-linear", (603, 467)),
+        ("cv-lanczos4", (97, 301)),
+        ("pil-bicubic", (149, 117)),
+        // The area's tiled kernels, of 4 taps (301/137, 233/101) and of 8 (301/71, 233/57).
+        ("cv-area", (137, 101)),
+        ("cv-area", (71, 57)),
+    ];
     let wants: Vec<_> = cases
         .iter()
         .map(|&(name, (w, h))| {

@@ -107,7 +107,8 @@ fn tiles_of_any_height_write_the_same_tensor() {
     let Some(gpu) = cuimg_tests::gpu() else { return };
     let img: Image<Rgb8> = cuimg_tests::random(203, 171, 8);
     let spec = TensorSpec::new(DType::F16).normalize(Normalize::IMAGENET).pad_to(70, 64, 0.0);
-    for name in ["cv-linear", "cv-cubic", "cv-lanczos4", "pil-bilinear", "pil-lanczos"] {
+    // (cv-area at 203/67 and 171/59: lists of up to 5, the area's tiled kernel of 8 taps.)
+    for name in ["cv-linear", "cv-cubic", "cv-lanczos4", "pil-bilinear", "pil-lanczos", "cv-area"] {
         let filter: Filter = name.parse().unwrap();
         let want = cpu::resize_to_tensor(&[img.view()], 67, 59, filter, &spec).unwrap();
         for rows in [1, 2, 7, 16, 31, 32] {

@@ -46,6 +46,9 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     // spilled), against 1 block (96 to 124 registers) without the bound; at 4 blocks (64
     // registers) ptxas spills up to 44 bytes.
     ("resize_separable", cuimg_abi::resize::SEPARABLE_THREADS, 3),
+    // The area's separable kernels (not `resize_area_c*`, a pixel a thread): the same.
+    ("resize_area4", cuimg_abi::resize::SEPARABLE_THREADS, 3),
+    ("resize_area8", cuimg_abi::resize::SEPARABLE_THREADS, 3),
     // Pillow's two passes in one tiled launch: the same blocks.
     ("resize_pillow_tiled", cuimg_abi::resize::SEPARABLE_THREADS, 3),
 ];

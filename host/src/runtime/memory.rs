@@ -14,7 +14,7 @@ use cudarc::driver::CudaStream;
 use cuimg_abi::{DevPtr, DevPtrMut};
 
 use super::context::Gpu;
-use super::tracked::{Read, Tracked, TrackedHost, Write};
+use super::tracked::{Read, Reads, Tracked, TrackedHost, Write};
 
 use crate::error::Result;
 use crate::image::{ImageView, ImageViewMut, Rect, byte_len, check_same_size, row_bytes};
@@ -202,6 +202,18 @@ impl<'a, P: Pixel> DeviceView<'a, P> {
     pub(crate) fn ptr(&self, stream: &'a Arc<CudaStream>) -> Result<(DevPtr<u8>, Read<'a, u8>)> {
         let guard = self.img.buf.read(stream)?;
         Ok((guard.ptr().offset(self.layout().offset), guard))
+    }
+
+    /// The device address of each view's first pixel, for work queued on `stream` while the
+    /// returned guard lives: as [`DeviceView::ptr`] for each, the reads recorded by one
+    /// event when it drops.
+    pub(crate) fn ptrs(
+        views: &[DeviceView<'a, P>],
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<(Vec<DevPtr<u8>>, Reads<'a>)> {
+        let mut reads = Reads::new(stream);
+        let ptrs = views.iter().map(|v| Ok(reads.add(&v.img.buf)?.offset(v.layout().offset))).collect::<Result<_>>()?;
+        Ok((ptrs, reads))
     }
 }
 

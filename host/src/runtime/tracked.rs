@@ -17,6 +17,12 @@
 //!
 //! If an event cannot be recorded (a dead context), the guard synchronizes the stream
 //! instead, which orders everything that follows just as well.
+//!
+//! A launch that reads many buffers (a batch of 256 separate images) records one event for
+//! all of them ([`Reads`]), shared by their histories: one event per buffer took 50 us of
+//! the host's time a call on an H100. A shared event is only ever recorded again on its own
+//! stream (reads are kept per stream), which moves it later on that stream: whoever waits on
+//! it then waits for at least what it marked before.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -137,7 +143,8 @@ impl Drop for Event {
 /// be taken for this one and skip the wait) while the access may still be running.
 struct Access {
     stream: Arc<CudaStream>,
-    event: Event,
+    /// Shared by several histories where one [`Reads`] recorded their reads.
+    event: Arc<Event>,
 }
 
 impl Access {
@@ -196,7 +203,7 @@ impl History {
             }
             let event = self.new_event(stream)?;
             event.record(stream)?;
-            self.write = Some(Access { stream: stream.clone(), event });
+            self.write = Some(Access { stream: stream.clone(), event: Arc::new(event) });
             return Ok(());
         }
         if let Some(m) = self.reads.iter().find(|m| m.on(stream)) {
@@ -205,8 +212,17 @@ impl History {
         }
         let event = self.new_event(stream)?;
         event.record(stream)?;
-        self.reads.push(Access { stream: stream.clone(), event });
+        self.reads.push(Access { stream: stream.clone(), event: Arc::new(event) });
         Ok(())
+    }
+
+    /// Records a read just queued on `stream` by `event`, recorded after it (see [`Reads`]).
+    fn share_read(&mut self, stream: &Arc<CudaStream>, event: &Arc<Event>) {
+        match self.reads.iter_mut().find(|m| m.on(stream)) {
+            // The new event is later on the same stream: it covers the one it replaces.
+            Some(m) => m.event = event.clone(),
+            None => self.reads.push(Access { stream: stream.clone(), event: event.clone() }),
+        }
     }
 }
 
@@ -336,6 +352,45 @@ impl<T> Read<'_, T> {
 impl<T> Drop for Read<'_, T> {
     fn drop(&mut self) {
         finish(&self.owner.history, self.stream, false);
+    }
+}
+
+/// Read accesses to several buffers on one stream, for work queued while the guard lives,
+/// recorded when it drops by one event shared by all their histories (falling back to a
+/// stream synchronize, as [`Read`] does).
+pub(crate) struct Reads<'a> {
+    histories: Vec<&'a Mutex<History>>,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl<'a> Reads<'a> {
+    pub fn new(stream: &'a Arc<CudaStream>) -> Reads<'a> {
+        Reads { histories: Vec::new(), stream }
+    }
+
+    /// Adds a read of `t`: the stream now waits for its last write. The device address of
+    /// its element 0.
+    pub fn add<T>(&mut self, t: &'a Tracked<T>) -> Result<DevPtr<T>, DriverError> {
+        lock(&t.history).wait(self.stream, false)?;
+        self.histories.push(&t.history);
+        Ok(DevPtr::new(t.slice().device_ptr(self.stream).0))
+    }
+}
+
+impl Drop for Reads<'_> {
+    fn drop(&mut self) {
+        if self.histories.is_empty() {
+            return;
+        }
+        let event = Event::take(self.stream.context(), false).and_then(|e| e.record(self.stream).map(|()| Arc::new(e)));
+        let Ok(event) = event else {
+            // As `finish`: the work done, no later access needs an event.
+            let _ = self.stream.synchronize();
+            return;
+        };
+        for h in &self.histories {
+            lock(h).share_read(self.stream, &event);
+        }
     }
 }
 

@@ -12,11 +12,17 @@ use cuimg_abi::resize::{
     SEPARABLE_TILE_W,
 };
 
+/// Rule 4: OpenCV's area average in float (see [`ResizeSeparable`]). Its sums across are
+/// f32, kept in the shared memory as their bits; its weights are f32, carried as their bits
+/// where the other rules' are integers.
+const AREA: u32 = cuimg_abi::resize::RULE_AREA;
+
 /// One output element of OpenCV's vertical rules (`VResize*<uchar>`), built a tap at a time
 /// from the last tap down (so that the right-nested float sum of the cubic's vector form
-/// is one accumulator): `int`, the fixed-point sum or terms; `float`, the cubic's vector
-/// form. The rule `R` is a constant (see [`ResizeSeparable`]): a rule read at run time
-/// branched on every tap of every element.
+/// is one accumulator), or, for the area's left-to-right sum, from the first up: `int`, the
+/// fixed-point sum or terms; `float`, the cubic's vector form or the area's sum. The rule
+/// `R` is a constant (see [`ResizeSeparable`]): a rule read at run time branched on every
+/// tap of every element.
 #[derive(Clone, Copy)]
 struct Vertical {
     int: i32,
@@ -45,6 +51,8 @@ impl Vertical {
                     self.int = self.int.wrapping_add(s.wrapping_mul(b));
                 }
             }
+            // `sum += beta*buf` (`ResizeArea_Invoker`), the row's sum and weight as bits.
+            AREA => self.float += f32::from_bits(b as u32) * f32::from_bits(s as u32),
             _ => self.int = self.int.wrapping_add(s.wrapping_mul(b)),
         }
     }
@@ -59,9 +67,20 @@ impl Vertical {
             // gives 255 either way, and below it the addition cannot overflow.
             3 => ((self.int.min(0x7FFF_0000) + (1 << 15)) >> 16).clamp(0, 255) as u8,
             1 if VEC || e < vector_elems => round_u8(self.float),
+            AREA => round_u8(self.float),
             _ => (self.int.wrapping_add(1 << 21) >> 22).clamp(0, 255) as u8,
         }
     }
+}
+
+/// Entry `at` of the weight table of rule `R`: the area's f32 as its bits, the others' shorts.
+///
+/// # Safety
+/// `at` lies inside that table.
+#[inline(always)]
+unsafe fn weight<const R: u32>(shorts: *const i16, floats: *const f32, at: usize) -> i32 {
+    // SAFETY: the caller's contract.
+    unsafe { if R == AREA { (*floats.add(at)).to_bits() as i32 } else { *shorts.add(at) as i32 } }
 }
 
 /// Four `i32` read as one 16-byte shared load.
@@ -101,7 +120,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
     // take two registers each, and the bound of 3 blocks an SM leaves 80.
     const W: u32 = SEPARABLE_TILE_W;
     const STEP1: u32 = SEPARABLE_THREADS / W;
-    let (ints, shorts) = (p.ints.ptr(), p.shorts.ptr());
+    let (ints, shorts, floats) = (p.ints.ptr(), p.shorts.ptr(), p.floats.ptr());
     let (dw, dh) = (j.dst.width, j.dst.height);
     let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
     const _: () = assert!(SEPARABLE_TILE_ROWS <= 2 * (SEPARABLE_THREADS / (W / 4)), "two rows a thread in phase 2");
@@ -135,7 +154,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                 for i in 0..T {
                     cols[i] = clamp(first + i as i64, j.src.width) as u32 * C as u32;
                     // SAFETY: as above.
-                    a[i] = unsafe { *shorts.add(j.xw as usize + x as usize * T + i) } as i32;
+                    a[i] = unsafe { weight::<R>(shorts, floats, j.xw as usize + x as usize * T + i) };
                 }
                 // Columns wholly inside the source are read at constant offsets from the
                 // first (one address a row, not one a tap); the others through `cols`.
@@ -148,7 +167,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                     let k2 = k + STEP1 as i32;
                     let (acc, acc2) = if Src::YUV {
                         // SAFETY: the job's frame (the caller's contract).
-                        unsafe { yuv_across::<C, T>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
+                        unsafe { yuv_across::<C, T, R>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
                     } else {
                         // SAFETY: rows of the source (clamped into it).
                         let (line, line2) = unsafe {
@@ -161,9 +180,9 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                         // `cols[0] + i * C` (in the row: `first + T <= width`).
                         unsafe {
                             if inside {
-                                across::<C, T, true>(line, line2, &cols, &a)
+                                across::<C, T, R, true>(line, line2, &cols, &a)
                             } else {
-                                across::<C, T, false>(line, line2, &cols, &a)
+                                across::<C, T, R, false>(line, line2, &cols, &a)
                             }
                         }
                     };
@@ -194,7 +213,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                     let mut b = [0i32; T];
                     for k in 0..T {
                         // SAFETY: as above.
-                        b[k] = unsafe { *shorts.add(j.yw as usize + y as usize * T + k) } as i32;
+                        b[k] = unsafe { weight::<R>(shorts, floats, j.yw as usize + y as usize * T + k) };
                     }
                     let down = Down { sums, at: xs - x0, kk, span, xs, vector_elems: j.extra };
                     // The cubic's four pixels are, but for a row's last few elements, all in
@@ -223,19 +242,19 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
 
 /// The sums across of one column of two source rows, each channel: `T` taps weighted by
 /// `a` at `cols` (byte offsets in the rows), or, where `INSIDE`, at `cols[0] + i * C`,
-/// constant offsets from one address.
+/// constant offsets from one address; by rule `R` (the area's in float, as bits).
 ///
 /// # Safety
 /// Every offset read lies in both rows.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
+unsafe fn across<const C: usize, const T: usize, const R: u32, const INSIDE: bool>(
     line: *const u8,
     line2: *const u8,
     cols: &[u32; T],
     a: &[i32; T],
 ) -> ([i32; C], [i32; C]) {
-    let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
+    let (mut acc, mut acc2) = (Across::<C>::ZERO, Across::<C>::ZERO);
     // SAFETY: the caller's contract.
     let (p, p2) = unsafe { (line.add(cols[0] as usize), line2.add(cols[0] as usize)) };
     for i in 0..T {
@@ -248,11 +267,38 @@ unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
                     (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
                 }
             };
-            acc[c] = acc[c].wrapping_add(px.wrapping_mul(a[i]));
-            acc2[c] = acc2[c].wrapping_add(px2.wrapping_mul(a[i]));
+            acc.add::<R>(c, px, a[i]);
+            acc2.add::<R>(c, px2, a[i]);
         }
     }
-    (acc, acc2)
+    (acc.sums::<R>(), acc2.sums::<R>())
+}
+
+/// A column's sums across, each channel: wrapping integer sums, or the area's float ones.
+struct Across<const C: usize> {
+    int: [i32; C],
+    float: [f32; C],
+}
+
+impl<const C: usize> Across<C> {
+    const ZERO: Self = Across { int: [0; C], float: [0.0; C] };
+
+    /// Pixel value `v` of channel `c` times weight `a`, added by rule `R`.
+    #[inline(always)]
+    fn add<const R: u32>(&mut self, c: usize, v: i32, a: i32) {
+        if R == AREA {
+            // `buf[dx] += S[sx]*alpha`, left to right.
+            self.float[c] += v as f32 * f32::from_bits(a as u32);
+        } else {
+            self.int[c] = self.int[c].wrapping_add(v.wrapping_mul(a));
+        }
+    }
+
+    /// The sums as the shared memory keeps them (the area's as bits).
+    #[inline(always)]
+    fn sums<const R: u32>(&self) -> [i32; C] {
+        if R == AREA { self.float.map(|f| f.to_bits() as i32) } else { self.int }
+    }
 }
 
 /// [`across`] for a YUV source: `T` taps from column `first` weighted by `a`, of source rows
@@ -262,7 +308,7 @@ unsafe fn across<const C: usize, const T: usize, const INSIDE: bool>(
 /// `y`'s frame is readable, of its layout's bytes.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn yuv_across<const C: usize, const T: usize>(
+unsafe fn yuv_across<const C: usize, const T: usize, const R: u32>(
     y: &Yuv,
     ra: i64,
     rb: i64,
@@ -270,16 +316,16 @@ unsafe fn yuv_across<const C: usize, const T: usize>(
     a: &[i32; T],
 ) -> ([i32; C], [i32; C]) {
     let (ra, rb) = (y.row(ra), y.row(rb));
-    let (mut acc, mut acc2) = ([0i32; C], [0i32; C]);
+    let (mut acc, mut acc2) = (Across::<C>::ZERO, Across::<C>::ZERO);
     for i in 0..T {
         // SAFETY: rows from `Yuv::row`, of the caller's frame.
         let (p, p2) = unsafe { (y.rgb(first + i as i64, ra), y.rgb(first + i as i64, rb)) };
         for c in 0..C {
-            acc[c] = acc[c].wrapping_add(p[c].wrapping_mul(a[i]));
-            acc2[c] = acc2[c].wrapping_add(p2[c].wrapping_mul(a[i]));
+            acc.add::<R>(c, p[c], a[i]);
+            acc2.add::<R>(c, p2[c], a[i]);
         }
     }
-    (acc, acc2)
+    (acc.sums::<R>(), acc2.sums::<R>())
 }
 
 /// Phase 2 of [`separable`] for one thread's four pixels of an output row: where its rows'
@@ -310,7 +356,9 @@ impl Down {
         let mut words = [0u32; C];
         for c in 0..C {
             let mut v = [Vertical::ZERO; 4];
-            for k in (0..T).rev() {
+            for n in 0..T {
+                // Last tap first, but for the area's sum (see `Vertical`).
+                let k = if R == AREA { n } else { T - 1 - n };
                 let r = self.kk + k as i32;
                 if r >= 0 && r < self.span {
                     let at = (r as u32 * C as u32 + c as u32) * W + self.at;
@@ -333,9 +381,9 @@ impl Down {
 }
 
 /// The separable kernels, one per channel count and tap count, into images and into
-/// tensors.
+/// tensors, each running `$body` (its rules).
 macro_rules! separable_kernels {
-    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $t:literal]),*) => {
+    ($body:ident, $([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $t:literal]),*) => {
         $(
             /// See [`separable`]; 2-D over the largest output, one job a grid layer.
             ///
@@ -343,8 +391,8 @@ macro_rules! separable_kernels {
             /// [`separable`]'s contract, for plans of exactly this kernel's taps.
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
-                // SAFETY: forwarded contract (the rules by taps: `by_rule`).
-                unsafe { by_rule::<$c, $t, _, _>(p, ToImage, Bytes) }
+                // SAFETY: forwarded contract (the rules by taps: `by_rule`, or `area`).
+                unsafe { $body::<$c, $t, _, _>(p, ToImage, Bytes) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
 
@@ -357,7 +405,7 @@ macro_rules! separable_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $tensor(p: ResizeSeparableTensor) {
                 // SAFETY: forwarded contract.
-                unsafe { by_rule::<$c, $t, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
+                unsafe { $body::<$c, $t, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
             }
             abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
@@ -365,7 +413,9 @@ macro_rules! separable_kernels {
 }
 
 /// [`separable`] with the rule a constant of each body: a kernel of 2 taps takes linear and
-/// OpenCV's exact linear, of 4 the cubic, of 8 Lanczos-4 (`ResizeSeparable`'s contract).
+/// OpenCV's exact linear, of 4 the cubic, of 8 Lanczos-4 (`ResizeSeparable`'s contract; the
+/// area has kernels of its own, so that its body leaves these kernels' registers as they
+/// were).
 ///
 /// # Safety
 /// [`separable`]'s contract.
@@ -380,6 +430,16 @@ unsafe fn by_rule<const C: usize, const T: usize, S: Sink, Src: Source>(p: Resiz
             _ => separable::<C, T, 2, S, Src>(p, sink, source),
         }
     }
+}
+
+/// [`separable`] by the area's rule, for its own kernels (see `by_rule`).
+///
+/// # Safety
+/// [`separable`]'s contract.
+#[inline(always)]
+unsafe fn area<const C: usize, const T: usize, S: Sink, Src: Source>(p: ResizeSeparable, sink: S, source: Src) {
+    // SAFETY: forwarded contract.
+    unsafe { separable::<C, T, AREA, S, Src>(p, sink, source) }
 }
 
 /// The separable kernels from YUV frames (RGB) into tensors, one per tap count.
@@ -410,6 +470,7 @@ separable_yuv_kernels!(
 );
 
 separable_kernels!(
+    by_rule,
     [resize_separable2_c1, ResizeSeparable2C1, resize_separable2_c1_tensor, ResizeSeparable2C1Tensor, 1, 2],
     [resize_separable2_c2, ResizeSeparable2C2, resize_separable2_c2_tensor, ResizeSeparable2C2Tensor, 2, 2],
     [resize_separable2_c3, ResizeSeparable2C3, resize_separable2_c3_tensor, ResizeSeparable2C3Tensor, 3, 2],
@@ -422,4 +483,17 @@ separable_kernels!(
     [resize_separable_c2, ResizeSeparableC2, resize_separable_c2_tensor, ResizeSeparableC2Tensor, 2, 8],
     [resize_separable_c3, ResizeSeparableC3, resize_separable_c3_tensor, ResizeSeparableC3Tensor, 3, 8],
     [resize_separable_c4, ResizeSeparableC4, resize_separable_c4_tensor, ResizeSeparableC4Tensor, 4, 8]
+);
+
+// The area's (rule 4), of 4 and 8 taps.
+separable_kernels!(
+    area,
+    [resize_area4_c1, ResizeArea4C1, resize_area4_c1_tensor, ResizeArea4C1Tensor, 1, 4],
+    [resize_area4_c2, ResizeArea4C2, resize_area4_c2_tensor, ResizeArea4C2Tensor, 2, 4],
+    [resize_area4_c3, ResizeArea4C3, resize_area4_c3_tensor, ResizeArea4C3Tensor, 3, 4],
+    [resize_area4_c4, ResizeArea4C4, resize_area4_c4_tensor, ResizeArea4C4Tensor, 4, 4],
+    [resize_area8_c1, ResizeArea8C1, resize_area8_c1_tensor, ResizeArea8C1Tensor, 1, 8],
+    [resize_area8_c2, ResizeArea8C2, resize_area8_c2_tensor, ResizeArea8C2Tensor, 2, 8],
+    [resize_area8_c3, ResizeArea8C3, resize_area8_c3_tensor, ResizeArea8C3Tensor, 3, 8],
+    [resize_area8_c4, ResizeArea8C4, resize_area8_c4_tensor, ResizeArea8C4Tensor, 4, 8]
 );

@@ -112,7 +112,7 @@ fn linear_exact((sw, sh): (usize, usize), (dw, dh): (usize, usize), inv_scale: (
 /// `computeResizeAreaTab`: for each output index, the source indices its cell covers and
 /// their weights (the covered fraction over the cell's width), in float.
 fn area_lists(s: usize, d: usize, scale: f64) -> Lists {
-    let mut l = Lists { start: vec![0], index: Vec::new(), weight: Vec::new() };
+    let mut l = Lists { start: vec![0], index: Vec::new(), weight: Vec::new(), longest: 0 };
     for dx in 0..d {
         let fsx1 = dx as f64 * scale;
         let fsx2 = fsx1 + scale;
@@ -132,6 +132,7 @@ fn area_lists(s: usize, d: usize, scale: f64) -> Lists {
         if fsx2 - sx2 as f64 > 1e-3 {
             push(sx2, (fsx2 - sx2 as f64).min(1.0).min(cell) / cell);
         }
+        l.longest = l.longest.max(l.index.len() - *l.start.last().expect("starts at 0") as usize);
         l.start.push(l.index.len() as u32);
     }
     l

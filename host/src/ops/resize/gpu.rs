@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Padding;
 use crate::pixel::{Gray8, Pixel};
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, Gpu, Stream};
+use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, DeviceView, Gpu, Stream};
 
 /// The size a resize writes inside an output of `size` padded by `pad`.
 fn inner_size(size: (u32, u32), pad: Option<(Padding, [u8; 4])>) -> Result<(u32, u32)> {
@@ -248,15 +248,15 @@ impl Stream {
             requests.push(((v.width(), v.height()), (d.width, d.height), None));
         }
         let plans = plans_cached::<P>(&requests, filter)?;
-        let reads = src.iter().map(|v| v.ptr(&self.raw)).collect::<Result<Vec<_>>>()?;
+        let (ptrs, _reads) = DeviceView::ptrs(src, &self.raw)?;
         let mut to = dst.buf.write(&self.raw)?;
         let base_out = to.ptr().addr();
         let c = P::CHANNELS as u64;
         let work = plans
             .into_iter()
-            .zip(src.iter().zip(&reads))
+            .zip(src.iter().zip(&ptrs))
             .zip(&dst.entries)
-            .map(|((plan, (v, (s, _))), d)| {
+            .map(|((plan, (v, s)), d)| {
                 let l = v.layout();
                 let src = Plane { data: s.addr(), pitch: l.pitch, width: l.width, height: l.height };
                 let dst = Plane { data: base_out + d.offset as u64, pitch: d.width as u64 * c, width: d.width, height: d.height };

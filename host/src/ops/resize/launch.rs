@@ -8,24 +8,18 @@ use cuimg_abi::resize::{
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
     ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
     ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledTensor,
-    ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C2, ResizeSeparable2C3, ResizeSeparable2C4,
-    ResizeSeparable4C1, ResizeSeparable4C2, ResizeSeparable4C3, ResizeSeparable4C4, ResizeSeparableC1,
-    ResizeSeparableC2, ResizeSeparableC3, ResizeSeparableC4, CELLS_PER_THREAD, GATHER_PER_THREAD, SEPARABLE_THREADS,
-    ResizeSeparable2C1Tensor, ResizeSeparable2C2Tensor, ResizeSeparable2C3Tensor, ResizeSeparable2C4Tensor,
-    ResizeSeparable4C1Tensor, ResizeSeparable4C2Tensor, ResizeSeparable4C3Tensor, ResizeSeparable4C4Tensor,
-    ResizeSeparableC1Tensor, ResizeSeparableC2Tensor, ResizeSeparableC3Tensor, ResizeSeparableC4Tensor,
-    ResizeSeparableTensor, ResizeSeparableYuv, ResizeSeparable2YuvTensor, ResizeSeparable4YuvTensor,
-    ResizeSeparableYuvTensor, ResizePillowTiledYuv, ResizePillowTiledYuvTensor, TENSOR_TABLE_LEN, TensorOut,
+    CELLS_PER_THREAD, GATHER_PER_THREAD, RULE_AREA, SEPARABLE_THREADS,
+    ResizePillowTiledYuv, ResizePillowTiledYuvTensor, TENSOR_TABLE_LEN, TensorOut,
 };
 use cuimg_abi::tensor::TensorFormat;
 use cuimg_abi::yuv::Decode;
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 use cudarc::driver::LaunchConfig;
 
-use super::plan::{Plan, cubic_vector_elems};
+use super::plan::{Plan, area_taps};
 use super::resident::Block;
 use super::tiles::{Shape, TileRows, tile_shape};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use crate::runtime::knobs::host_span;
 use crate::error::{Error, Result};
 use crate::pixel::{Channels, Pixel};
@@ -54,11 +48,35 @@ pub(super) enum Sink {
 
 /// A launch's upload holding the tensor table of `format` (see `TensorOut`), and the
 /// kernels' `TensorOut` given the upload's device address.
-fn tensor_out(format: TensorFormat) -> (Blob, impl Fn(u64) -> TensorOut) {
-    let table: Vec<u32> = (0..TENSOR_TABLE_LEN).map(|i| format.bits((i / 4) as u8, i % 4)).collect();
+pub(super) fn tensor_out(format: TensorFormat) -> (Blob, impl Fn(u64) -> TensorOut) {
     let mut blob = Blob::default();
-    let at = blob.add(&table);
+    let at = blob.add(&tensor_table(&format));
     (blob, move |base| TensorOut { format, table: DevPtr::new(base + at) })
+}
+
+/// The tensor table of `format`, made once for each element type and affine (what it
+/// depends on) among the last few: its 1024 conversions took about 14 us of each batch
+/// call's host time on the lent H100's host.
+fn tensor_table(format: &TensorFormat) -> Arc<[u32]> {
+    /// A table and its key: the element type, the affine's kind and coefficients' bits.
+    type Kept = ([u32; 10], Arc<[u32]>);
+    static TABLES: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    const KEEP: usize = 16;
+    let a = &format.affine;
+    let mut key = [format.dtype, a.kind, 0, 0, 0, 0, 0, 0, 0, 0];
+    for (k, v) in key[2..].iter_mut().zip(a.a.iter().chain(&a.b)) {
+        *k = v.to_bits();
+    }
+    let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, t)) = tables.iter().find(|(k, _)| *k == key) {
+        return t.clone();
+    }
+    let t: Arc<[u32]> = (0..TENSOR_TABLE_LEN).map(|i| format.bits((i / 4) as u8, i % 4)).collect();
+    if tables.len() == KEEP {
+        tables.remove(0);
+    }
+    tables.push((key, t.clone()));
+    t
 }
 
 /// A letterbox: the whole output, where in it the resize writes, the constant around that.
@@ -72,7 +90,7 @@ pub(super) struct Frame {
 
 impl Work {
     /// The job's planes and frame, its tables' offsets left for the caller.
-    fn job(&self) -> ResizeJob {
+    pub(super) fn job(&self) -> ResizeJob {
         let mut j = ResizeJob { src: self.src, dst: self.dst, ..Default::default() };
         if let Some(f) = self.frame {
             (j.outer, j.left, j.top, j.fill) = (f.outer, f.left, f.top, f.fill);
@@ -82,7 +100,7 @@ impl Work {
 }
 
 /// Offsets as the jobs hold them.
-fn offset(len: usize) -> Result<u32> {
+pub(super) fn offset(len: usize) -> Result<u32> {
     u32::try_from(len).map_err(|_| Error::TooLarge { what: "the resize tables".into(), size: len as u64, limit: u32::MAX as u64 })
 }
 
@@ -111,7 +129,7 @@ fn words(j: &ResizeJob) -> [u64; 13] {
 /// One launch's tables and jobs, packed into one device upload (one allocation and one copy
 /// per launch, not one per table: a call's fixed cost is most of a small resize's time).
 #[derive(Default)]
-struct Blob(Vec<u8>);
+pub(super) struct Blob(Vec<u8>);
 
 impl Blob {
     /// `v` appended at an 8-byte boundary; its byte offset in the blob.
@@ -130,6 +148,7 @@ enum Key {
     Gather,
     Separable(usize, usize, u32),
     Cells,
+    /// The area's plans whose lists are too long for the separable kernels.
     Area,
     Pillow,
 }
@@ -140,14 +159,17 @@ fn key(plan: &Plan) -> Key {
         Plan::Gather { .. } => Key::Gather,
         Plan::Separable { x, y, rule } => Key::Separable(x.taps, y.taps, *rule as u32),
         Plan::Cells { .. } => Key::Cells,
-        Plan::Area { .. } => Key::Area,
+        Plan::Area { x, y } => match area_taps(x, y) {
+            Some(t) => Key::Separable(t, t, RULE_AREA),
+            None => Key::Area,
+        },
         Plan::Pillow { .. } => Key::Pillow,
     }
 }
 
 impl Stream {
     /// The multiprocessors the tile choice spreads tiles over (see `tiles::tile_shape`).
-    fn sms(&self) -> u64 {
+    pub(super) fn sms(&self) -> u64 {
         self.gpu.multiprocessors() as u64
     }
 
@@ -172,6 +194,8 @@ impl Stream {
         let mut left = Vec::new();
         for (k, group) in groups {
             match (k, sink) {
+                // No kernel decodes frames for the area: left for scratch images.
+                (Key::Separable(.., RULE_AREA), Sink::YuvTensor(..)) => left.extend(group),
                 (Key::Separable(xt, yt, rule), _) => self.resize_separable::<P>(&group, (xt, yt, rule), sink)?,
                 (Key::Pillow, _) => left.extend(self.resize_pillow::<P>(group, sink)?),
                 (_, Sink::Tensor(_) | Sink::YuvTensor(..)) => left.extend(group),
@@ -193,7 +217,7 @@ impl Stream {
     /// `params(jobs, count, base)` are `K`'s parameters for `count` of the jobs from `jobs`,
     /// whose planes, and tables at `base`, hold what `K`'s contract asks, for blocks and
     /// shared memory as `shape` gives them.
-    unsafe fn resize_launch<K: Kernel>(
+    pub(super) unsafe fn resize_launch<K: Kernel>(
         &self,
         jobs: &[ResizeJob],
         mut blob: Blob,
@@ -295,145 +319,6 @@ impl Stream {
                 Channels::Two => self.resize_launch::<ResizeGatherC2>(jobs, blob, shape, p),
                 Channels::Three => self.resize_launch::<ResizeGatherC3>(jobs, blob, shape, p),
                 Channels::Four => self.resize_launch::<ResizeGatherC4>(jobs, blob, shape, p),
-            }
-        }
-    }
-
-    fn resize_separable<P: Pixel>(&self, group: &[Work], (xt, yt, rule): (usize, usize, u32), sink: Sink) -> Result<()> {
-        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
-        let block = |plan: &Plan| match plan {
-            Plan::Separable { x, y, .. } => {
-                Block::default().part(&x.first).part(&y.first).part(&x.weights).part(&y.weights).spans(&y.first, y.taps)
-            }
-            _ => unreachable!("grouped by kind"),
-        };
-        host_span("separable: all", || self.with_resident(&plans, block, |arena, placed| {
-            let rows: Vec<TileRows> = group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
-            // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-            let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, self.sms()))
-                .ok_or_else(|| Error::InvalidParameter {
-                    what: "a separable resize plan".into(),
-                    why: "its tile does not fit".into(),
-                })?;
-            let jobs = host_span("separable: jobs", || {
-                let mut jobs = Vec::with_capacity(group.len());
-                for (w, at) in group.iter().zip(placed) {
-                    jobs.push(ResizeJob {
-                        x: at.at::<i32>(0)?,
-                        y: at.at::<i32>(1)?,
-                        xw: at.at::<i16>(2)?,
-                        yw: at.at::<i16>(3)?,
-                        extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
-                        ..w.job()
-                    });
-                }
-                Ok::<_, Error>(jobs)
-            })?;
-            // SAFETY: below, with the tables in the arena.
-            unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena, sink) }
-        }))
-    }
-
-    /// The separable kernel for the taps and P's channel count over `jobs`, their tables
-    /// (both `ints` and `shorts`) at device address `tables`.
-    ///
-    /// # Safety
-    /// Each job's tables hold `dst.width` first columns and `x_taps` weights each,
-    /// `dst.height` first rows and `y_taps` weights each, at its offsets; its planes are
-    /// guarded views of P's channel count (or, for a tensor, each job's `dst` and frame
-    /// an image of the guarded tensor of `sink`'s format, P's channels); `shape` is
-    /// `tile_shape`'s for the jobs' rows.
-    unsafe fn separable_launch<P: Pixel>(
-        &self,
-        jobs: &[ResizeJob],
-        (xt, yt, rule): (usize, usize, u32),
-        shape: Shape,
-        tables: u64,
-        sink: Sink,
-    ) -> Result<()> {
-        let Shape::Tiles { rows, words } = shape else { unreachable!("tile_shape makes tiles") };
-        let blob = Blob::default();
-        let p = |jobs, count, _| ResizeSeparable {
-            jobs,
-            count,
-            x_taps: xt as u32,
-            y_taps: yt as u32,
-            rule,
-            ints: DevPtr::new(tables),
-            shorts: DevPtr::new(tables),
-            tile_rows: rows,
-            tile_words: words,
-        };
-        // Each kernel combines rows by its own rules, as constants (see `ResizeSeparable`).
-        // Each takes plans of exactly its taps each way, as OpenCV's filters make them.
-        let kernel_taps = match (rule, xt, yt) {
-            (0 | 3, 2, 2) => 2,
-            (1, 4, 4) => 4,
-            (2, 8, 8) => 8,
-            (rule, xt, yt) => {
-                return Err(Error::InvalidParameter {
-                    what: "a separable resize plan".into(),
-                    why: format!("rule {rule} with {xt} x {yt} taps: no kernel takes it"),
-                });
-            }
-        };
-        if let Sink::YuvTensor(format, layout, coef) = sink {
-            let (blob, out) = tensor_out(format);
-            let p = |jobs, count, base| ResizeSeparableYuv { resize: p(jobs, count, base), out: out(base), layout, _pad: 0, coef };
-            // SAFETY: as below, each job's source a frame of the layout, its output and
-            // frame an image of the tensor (the caller's contract); the kernels make RGB.
-            return unsafe {
-                match (kernel_taps, P::LAYOUT) {
-                    (2, Channels::Three) => self.resize_launch::<ResizeSeparable2YuvTensor>(jobs, blob, shape, p),
-                    (4, Channels::Three) => self.resize_launch::<ResizeSeparable4YuvTensor>(jobs, blob, shape, p),
-                    (8, Channels::Three) => self.resize_launch::<ResizeSeparableYuvTensor>(jobs, blob, shape, p),
-                    _ => unreachable!("frames decode to RGB, in 2, 4 or 8 taps"),
-                }
-            };
-        }
-        if let Sink::Tensor(format) = sink {
-            let (blob, out) = tensor_out(format);
-            let p = |jobs, count, base| ResizeSeparableTensor { resize: p(jobs, count, base), out: out(base) };
-            // SAFETY: as below, each job's output and frame an image of the tensor (the
-            // caller's contract), the kernel's channels P's.
-            return unsafe {
-                match (kernel_taps, P::LAYOUT) {
-                    (2, Channels::One) => self.resize_launch::<ResizeSeparable2C1Tensor>(jobs, blob, shape, p),
-                    (2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2Tensor>(jobs, blob, shape, p),
-                    (2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3Tensor>(jobs, blob, shape, p),
-                    (2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4Tensor>(jobs, blob, shape, p),
-                    (4, Channels::One) => self.resize_launch::<ResizeSeparable4C1Tensor>(jobs, blob, shape, p),
-                    (4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2Tensor>(jobs, blob, shape, p),
-                    (4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3Tensor>(jobs, blob, shape, p),
-                    (4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4Tensor>(jobs, blob, shape, p),
-                    (8, Channels::One) => self.resize_launch::<ResizeSeparableC1Tensor>(jobs, blob, shape, p),
-                    (8, Channels::Two) => self.resize_launch::<ResizeSeparableC2Tensor>(jobs, blob, shape, p),
-                    (8, Channels::Three) => self.resize_launch::<ResizeSeparableC3Tensor>(jobs, blob, shape, p),
-                    (8, Channels::Four) => self.resize_launch::<ResizeSeparableC4Tensor>(jobs, blob, shape, p),
-                    _ => unreachable!("2, 4 or 8"),
-                }
-            };
-        }
-        // SAFETY: each job's tables hold `dst.width` first columns and `x_taps` weights each,
-        // `dst.height` first rows and `y_taps` weights each, at its offsets; the kernel takes
-        // exactly these taps, and the rule (`kernel_taps`); the planes are guarded
-        // views of P's channel count (the kernel's, by the match); blocks of
-        // `SEPARABLE_THREADS` with `tile_words` of shared memory (`Shape::Tiles`).
-        unsafe {
-            match (kernel_taps, P::LAYOUT) {
-                (2, Channels::One) => self.resize_launch::<ResizeSeparable2C1>(jobs, blob, shape, p),
-                (2, Channels::Two) => self.resize_launch::<ResizeSeparable2C2>(jobs, blob, shape, p),
-                (2, Channels::Three) => self.resize_launch::<ResizeSeparable2C3>(jobs, blob, shape, p),
-                (2, Channels::Four) => self.resize_launch::<ResizeSeparable2C4>(jobs, blob, shape, p),
-                (4, Channels::One) => self.resize_launch::<ResizeSeparable4C1>(jobs, blob, shape, p),
-                (4, Channels::Two) => self.resize_launch::<ResizeSeparable4C2>(jobs, blob, shape, p),
-                (4, Channels::Three) => self.resize_launch::<ResizeSeparable4C3>(jobs, blob, shape, p),
-                (4, Channels::Four) => self.resize_launch::<ResizeSeparable4C4>(jobs, blob, shape, p),
-                (8, Channels::One) => self.resize_launch::<ResizeSeparableC1>(jobs, blob, shape, p),
-                (8, Channels::Two) => self.resize_launch::<ResizeSeparableC2>(jobs, blob, shape, p),
-                (8, Channels::Three) => self.resize_launch::<ResizeSeparableC3>(jobs, blob, shape, p),
-                (8, Channels::Four) => self.resize_launch::<ResizeSeparableC4>(jobs, blob, shape, p),
-                _ => unreachable!("2, 4 or 8"),
             }
         }
     }
@@ -686,5 +571,45 @@ impl Stream {
             }?;
             Ok(true)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cuimg_abi::tensor::{AFFINE_MEAN_STD, AFFINE_SCALE_OFFSET, Affine, DTYPE_BF16, DTYPE_F16, DTYPE_F32, TensorFormat};
+
+    use super::{TENSOR_TABLE_LEN, tensor_table};
+
+    /// Kept tables are each format's own: formats differing only in the element type, the
+    /// affine's kind, or one channel's coefficient, more of them than are kept, asked for
+    /// twice in turn.
+    #[test]
+    fn kept_tensor_tables_are_each_formats_own() {
+        let mut formats = Vec::new();
+        for dtype in [DTYPE_F32, DTYPE_F16, DTYPE_BF16] {
+            for kind in [AFFINE_MEAN_STD, AFFINE_SCALE_OFFSET] {
+                for c in 0..4 {
+                    let mut affine = Affine { kind, a: [0.5, 0.25, 0.125, 1.0], b: [1.0, 2.0, 4.0, 8.0] };
+                    affine.b[c] += 0.5;
+                    formats.push(TensorFormat {
+                        width: 1,
+                        height: 1,
+                        dtype,
+                        planar: 1,
+                        reverse: 0,
+                        flip: 0,
+                        fill: 0.0,
+                        _pad: 0,
+                        affine,
+                    });
+                }
+            }
+        }
+        for _ in 0..2 {
+            for f in &formats {
+                let want: Vec<u32> = (0..TENSOR_TABLE_LEN).map(|i| f.bits((i / 4) as u8, i % 4)).collect();
+                assert_eq!(*tensor_table(f), *want, "{f:?}");
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ mod gpu;
 mod launch;
 mod pil;
 mod resident;
+mod separable;
 mod tiles;
 mod to_tensor;
 pub(crate) mod op;

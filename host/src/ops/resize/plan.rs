@@ -21,6 +21,38 @@ pub(crate) struct Lists {
     pub start: Vec<u32>,
     pub index: Vec<u32>,
     pub weight: Vec<f32>,
+    /// The longest list's length (which kernel takes the plan: see `Lists::padded`).
+    pub longest: usize,
+}
+
+impl Lists {
+    /// The lists as `taps` consecutive source indices from each list's first, weighted as
+    /// the list says and then by 0: the same float sums, since adding `v * 0.0` to a sum of
+    /// finite products changes nothing (the area's separable kernels read this form).
+    /// Each list's indices are consecutive (as `computeResizeAreaTab` makes them) and at
+    /// most `taps` long.
+    pub fn padded(&self, taps: usize) -> Taps<f32> {
+        let n = self.start.len() - 1;
+        let mut t = Taps { taps, first: vec![0; n], weights: vec![0.0; n * taps] };
+        for i in 0..n {
+            let (a, b) = (self.start[i] as usize, self.start[i + 1] as usize);
+            debug_assert!(b - a <= taps, "a list of {} for {taps} taps", b - a);
+            debug_assert!(self.index[a..b].windows(2).all(|w| w[1] == w[0] + 1), "consecutive indices");
+            t.first[i] = self.index.get(a).map_or(0, |&f| f as i32);
+            t.weights[i * taps..i * taps + (b - a)].copy_from_slice(&self.weight[a..b]);
+        }
+        t
+    }
+}
+
+/// The taps of the area's separable kernel that takes lists `x` and `y` (4 or 8), or
+/// `None`: longer lists go to the kernel of a pixel a thread (`ResizeArea`).
+pub(crate) fn area_taps(x: &Lists, y: &Lists) -> Option<usize> {
+    match x.longest.max(y.longest) {
+        0..=4 => Some(4),
+        5..=8 => Some(8),
+        _ => None,
+    }
 }
 
 /// How OpenCV's vertical pass rounds the weighted rows (`VResize*<uchar>`).

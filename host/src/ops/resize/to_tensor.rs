@@ -17,6 +17,7 @@ use crate::ops::tensor::gpu::check_shape;
 use crate::ops::tensor::{DeviceTensor, Tensor, TensorSpec};
 use crate::ops::yuv::{DeviceYuvFrame, YuvFrame, YuvLayout, YuvSpec};
 use crate::pixel::{Pixel, Rgb8};
+use crate::runtime::knobs::host_span;
 use crate::runtime::{DeviceView, Gpu, Stream};
 
 /// A fused launch's tensor, checked: `count` images of `width` x `height` from image
@@ -91,27 +92,31 @@ impl Stream {
             crate::validate::non_empty(v.width(), v.height())?;
             requests.push(((v.width(), v.height()), (width, height), None));
         }
-        let plans = plans_cached::<P>(&requests, filter)?;
-        let reads = src.iter().map(|v| v.ptr(&self.raw)).collect::<Result<Vec<_>>>()?;
+        let plans = host_span("tensor: plans", || plans_cached::<P>(&requests, filter))?;
+        let (ptrs, reads) = host_span("tensor: reads", || DeviceView::ptrs(src, &self.raw))?;
         // The images the tiled kernels do not take: (source, byte offset in the tensor, plan).
-        let left: Vec<(Plane, u64, std::sync::Arc<Plan>)> = {
+        let left: Vec<(Plane, u64, std::sync::Arc<Plan>)> = host_span("tensor: resize", || {
             let mut write = dst.buf.buf.write(&self.raw)?;
             let base = write.ptr().addr();
             let work = plans
                 .into_iter()
-                .zip(src.iter().zip(&reads))
+                .zip(src.iter().zip(&ptrs))
                 .enumerate()
-                .map(|(i, (plan, (v, (s, _))))| {
+                .map(|(i, (plan, (v, s)))| {
                     let l = v.layout();
                     let src = Plane { data: s.addr(), pitch: l.pitch, width: l.width, height: l.height };
                     into_tensor(plan, src, base + (first + i) as u64 * per, (width, height), size)
                 })
                 .collect();
-            self.resize_work_into::<P>(work, Sink::Tensor(format))?
-                .into_iter()
-                .map(|w| (w.src, w.dst.data - base, w.plan))
-                .collect()
-        };
+            Ok::<_, Error>(
+                self.resize_work_into::<P>(work, Sink::Tensor(format))?
+                    .into_iter()
+                    .map(|w| (w.src, w.dst.data - base, w.plan))
+                    .collect(),
+            )
+        })?;
+        // The sources' reads recorded, by one event for all of them.
+        host_span("tensor: release", || drop(reads));
         if left.is_empty() {
             return Ok(());
         }
