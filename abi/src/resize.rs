@@ -88,9 +88,9 @@ pub struct ResizeGather {
 /// `0 + b0*r0 + b1*r1 + ...`, each in list order (a list shorter than the taps is padded
 /// with weights 0, which leave a sum of finite terms as it was). Each kernel's rules and
 /// taps are constants of its code: the kernels of 2 taps take rules 0 and 3, of 4 rule 1,
-/// of 8 rule 2, the `ResizeArea4*` and `ResizeArea8*` kernels rule 4 with 4 and 8 taps,
-/// each with exactly its taps on both axes (a rule or count read at run time branched on
-/// every tap).
+/// of 8 rule 2, each with exactly its taps on both axes; the `ResizeArea4*`,
+/// `ResizeArea84*` and `ResizeArea8*` kernels rule 4 with 4 taps each way, 8 across and 4
+/// down, and 8 each way (a rule or count read at run time branched on every tap).
 ///
 /// The kernels work in tiles of [`SEPARABLE_TILE_W`] columns by `tile_rows` rows (at most
 /// [`SEPARABLE_TILE_ROWS`]), one block of [`SEPARABLE_THREADS`] threads a tile: first every
@@ -115,8 +115,8 @@ pub struct ResizeSeparable {
     pub tile_words: u32,
 }
 
-/// [`ResizeSeparable::rule`] of OpenCV's area in float (the `ResizeArea4*` and
-/// `ResizeArea8*` kernels).
+/// [`ResizeSeparable::rule`] of OpenCV's area in float (the `ResizeArea4*`, `ResizeArea84*`
+/// and `ResizeArea8*` kernels).
 pub const RULE_AREA: u32 = 4;
 
 /// Output columns of a separable kernel's tile.
@@ -287,11 +287,16 @@ kernels! {
     ResizeSeparableC3 = resize_separable_c3(ResizeSeparable);
     ResizeSeparableC4 = resize_separable_c4(ResizeSeparable);
     /// OpenCV's area in float as separable tiles (rule 4 of [`ResizeSeparable`]): plans
-    /// whose lists are at most 4 or 8 long, padded to that.
+    /// whose lists are at most 4 long each way, 8 across and 4 down, or 8 each way, padded
+    /// to that.
     ResizeArea4C1 = resize_area4_c1(ResizeSeparable);
     ResizeArea4C2 = resize_area4_c2(ResizeSeparable);
     ResizeArea4C3 = resize_area4_c3(ResizeSeparable);
     ResizeArea4C4 = resize_area4_c4(ResizeSeparable);
+    ResizeArea84C1 = resize_area84_c1(ResizeSeparable);
+    ResizeArea84C2 = resize_area84_c2(ResizeSeparable);
+    ResizeArea84C3 = resize_area84_c3(ResizeSeparable);
+    ResizeArea84C4 = resize_area84_c4(ResizeSeparable);
     ResizeArea8C1 = resize_area8_c1(ResizeSeparable);
     ResizeArea8C2 = resize_area8_c2(ResizeSeparable);
     ResizeArea8C3 = resize_area8_c3(ResizeSeparable);
@@ -300,6 +305,10 @@ kernels! {
     ResizeArea4C2Tensor = resize_area4_c2_tensor(ResizeSeparableTensor);
     ResizeArea4C3Tensor = resize_area4_c3_tensor(ResizeSeparableTensor);
     ResizeArea4C4Tensor = resize_area4_c4_tensor(ResizeSeparableTensor);
+    ResizeArea84C1Tensor = resize_area84_c1_tensor(ResizeSeparableTensor);
+    ResizeArea84C2Tensor = resize_area84_c2_tensor(ResizeSeparableTensor);
+    ResizeArea84C3Tensor = resize_area84_c3_tensor(ResizeSeparableTensor);
+    ResizeArea84C4Tensor = resize_area84_c4_tensor(ResizeSeparableTensor);
     ResizeArea8C1Tensor = resize_area8_c1_tensor(ResizeSeparableTensor);
     ResizeArea8C2Tensor = resize_area8_c2_tensor(ResizeSeparableTensor);
     ResizeArea8C3Tensor = resize_area8_c3_tensor(ResizeSeparableTensor);

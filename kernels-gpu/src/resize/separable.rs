@@ -88,8 +88,9 @@ unsafe fn weight<const R: u32>(shorts: *const i16, floats: *const f32, at: usize
 #[derive(Clone, Copy)]
 struct Quad([i32; 4]);
 
-/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of exactly `T` taps
-/// each way (the host's pairing of rules and kernels: the tap loops' bounds are constants)
+/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of exactly `TX` taps
+/// across and `TY` down (the host's pairing of rules and kernels: the tap loops' bounds are
+/// constants; OpenCV's filters have as many each way, the area's padded lists may not)
 /// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
 /// block and iteration, its pixels read from `source` and written to `sink`.
 ///
@@ -101,12 +102,12 @@ struct Quad([i32; 4]);
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
 /// `dst.width` first columns and `dst.width * x_taps` weights, `dst.height` first rows and
-/// `dst.height * y_taps` weights; `x_taps` and `y_taps` are `T`; blocks of
+/// `dst.height * y_taps` weights; `x_taps` is `TX` and `y_taps` `TY`; blocks of
 /// `SEPARABLE_THREADS` threads along x; `p.tile_words` i32 of dynamic shared memory; each
 /// job's output and frame are what `sink` writes, its source what `source` reads.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: Source>(
+unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u32, S: Sink, Src: Source>(
     p: ResizeSeparable,
     sink: S,
     source: Src,
@@ -139,7 +140,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
         let y1 = (y0 + rows).min(dh) - 1;
         // SAFETY: rows `y0` and `y1` of the job's first-row table.
         let (r0, r1) = unsafe { (*ints.add((j.y + y0) as usize), *ints.add((j.y + y1) as usize)) };
-        let span = (r1 + T as i32 - r0).min(cap);
+        let span = (r1 + TY as i32 - r0).min(cap);
         let mut tx = block_idx_x();
         while tx < dw.div_ceil(W) {
             let x0 = tx * W;
@@ -149,16 +150,16 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
             if x < dw {
                 // SAFETY: column `x`'s entries of the job's tables.
                 let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
-                let mut a = [0i32; T];
-                let mut cols = [0u32; T];
-                for i in 0..T {
+                let mut a = [0i32; TX];
+                let mut cols = [0u32; TX];
+                for i in 0..TX {
                     cols[i] = clamp(first + i as i64, j.src.width) as u32 * C as u32;
                     // SAFETY: as above.
-                    a[i] = unsafe { weight::<R>(shorts, floats, j.xw as usize + x as usize * T + i) };
+                    a[i] = unsafe { weight::<R>(shorts, floats, j.xw as usize + x as usize * TX + i) };
                 }
                 // Columns wholly inside the source are read at constant offsets from the
                 // first (one address a row, not one a tap); the others through `cols`.
-                let inside = first >= 0 && first + T as i64 <= j.src.width as i64;
+                let inside = first >= 0 && first + TX as i64 <= j.src.width as i64;
                 // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
                 // row's are clamped into the source, so they read memory even past the
                 // span; its sums are kept only inside it).
@@ -167,7 +168,7 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                     let k2 = k + STEP1 as i32;
                     let (acc, acc2) = if Src::YUV {
                         // SAFETY: the job's frame (the caller's contract).
-                        unsafe { yuv_across::<C, T, R>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
+                        unsafe { yuv_across::<C, TX, R>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
                     } else {
                         // SAFETY: rows of the source (clamped into it).
                         let (line, line2) = unsafe {
@@ -176,13 +177,13 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                                 src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
                             )
                         };
-                        // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..T` are
-                        // `cols[0] + i * C` (in the row: `first + T <= width`).
+                        // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..TX` are
+                        // `cols[0] + i * C` (in the row: `first + TX <= width`).
                         unsafe {
                             if inside {
-                                across::<C, T, R, true>(line, line2, &cols, &a)
+                                across::<C, TX, R, true>(line, line2, &cols, &a)
                             } else {
-                                across::<C, T, R, false>(line, line2, &cols, &a)
+                                across::<C, TX, R, false>(line, line2, &cols, &a)
                             }
                         }
                     };
@@ -210,10 +211,10 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                     let n = 4u32.min(dw - xs);
                     // SAFETY: row `y`'s entries of the job's tables.
                     let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
-                    let mut b = [0i32; T];
-                    for k in 0..T {
+                    let mut b = [0i32; TY];
+                    for k in 0..TY {
                         // SAFETY: as above.
-                        b[k] = unsafe { weight::<R>(shorts, floats, j.yw as usize + y as usize * T + k) };
+                        b[k] = unsafe { weight::<R>(shorts, floats, j.yw as usize + y as usize * TY + k) };
                     }
                     let down = Down { sums, at: xs - x0, kk, span, xs, vector_elems: j.extra };
                     // The cubic's four pixels are, but for a row's last few elements, all in
@@ -221,9 +222,9 @@ unsafe fn separable<const C: usize, const T: usize, const R: u32, S: Sink, Src: 
                     // SAFETY: `sums` holds `span` rows of the tile (`span <= cap`).
                     let words = unsafe {
                         if R == 1 && (xs + 4) * C as u32 <= j.extra {
-                            down.four::<C, T, R, true>(&b)
+                            down.four::<C, TY, R, true>(&b)
                         } else {
-                            down.four::<C, T, R, false>(&b)
+                            down.four::<C, TY, R, false>(&b)
                         }
                     };
                     // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked
@@ -383,7 +384,7 @@ impl Down {
 /// The separable kernels, one per channel count and tap count, into images and into
 /// tensors, each running `$body` (its rules).
 macro_rules! separable_kernels {
-    ($body:ident, $([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $t:literal]),*) => {
+    ($body:ident, $([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $($t:literal),+]),*) => {
         $(
             /// See [`separable`]; 2-D over the largest output, one job a grid layer.
             ///
@@ -392,7 +393,7 @@ macro_rules! separable_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizeSeparable) {
                 // SAFETY: forwarded contract (the rules by taps: `by_rule`, or `area`).
-                unsafe { $body::<$c, $t, _, _>(p, ToImage, Bytes) }
+                unsafe { $body::<$c, $($t),+, _, _>(p, ToImage, Bytes) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
 
@@ -405,7 +406,7 @@ macro_rules! separable_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $tensor(p: ResizeSeparableTensor) {
                 // SAFETY: forwarded contract.
-                unsafe { $body::<$c, $t, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
+                unsafe { $body::<$c, $($t),+, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
             }
             abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
@@ -424,10 +425,10 @@ unsafe fn by_rule<const C: usize, const T: usize, S: Sink, Src: Source>(p: Resiz
     // SAFETY: forwarded contract.
     unsafe {
         match T {
-            2 if p.rule == 3 => separable::<C, T, 3, S, Src>(p, sink, source),
-            2 => separable::<C, T, 0, S, Src>(p, sink, source),
-            4 => separable::<C, T, 1, S, Src>(p, sink, source),
-            _ => separable::<C, T, 2, S, Src>(p, sink, source),
+            2 if p.rule == 3 => separable::<C, T, T, 3, S, Src>(p, sink, source),
+            2 => separable::<C, T, T, 0, S, Src>(p, sink, source),
+            4 => separable::<C, T, T, 1, S, Src>(p, sink, source),
+            _ => separable::<C, T, T, 2, S, Src>(p, sink, source),
         }
     }
 }
@@ -437,9 +438,13 @@ unsafe fn by_rule<const C: usize, const T: usize, S: Sink, Src: Source>(p: Resiz
 /// # Safety
 /// [`separable`]'s contract.
 #[inline(always)]
-unsafe fn area<const C: usize, const T: usize, S: Sink, Src: Source>(p: ResizeSeparable, sink: S, source: Src) {
+unsafe fn area<const C: usize, const TX: usize, const TY: usize, S: Sink, Src: Source>(
+    p: ResizeSeparable,
+    sink: S,
+    source: Src,
+) {
     // SAFETY: forwarded contract.
-    unsafe { separable::<C, T, AREA, S, Src>(p, sink, source) }
+    unsafe { separable::<C, TX, TY, AREA, S, Src>(p, sink, source) }
 }
 
 /// The separable kernels from YUV frames (RGB) into tensors, one per tap count.
@@ -485,15 +490,19 @@ separable_kernels!(
     [resize_separable_c4, ResizeSeparableC4, resize_separable_c4_tensor, ResizeSeparableC4Tensor, 4, 8]
 );
 
-// The area's (rule 4), of 4 and 8 taps.
+// The area's (rule 4): 4 taps each way, 8 across and 4 down, 8 each way.
 separable_kernels!(
     area,
-    [resize_area4_c1, ResizeArea4C1, resize_area4_c1_tensor, ResizeArea4C1Tensor, 1, 4],
-    [resize_area4_c2, ResizeArea4C2, resize_area4_c2_tensor, ResizeArea4C2Tensor, 2, 4],
-    [resize_area4_c3, ResizeArea4C3, resize_area4_c3_tensor, ResizeArea4C3Tensor, 3, 4],
-    [resize_area4_c4, ResizeArea4C4, resize_area4_c4_tensor, ResizeArea4C4Tensor, 4, 4],
-    [resize_area8_c1, ResizeArea8C1, resize_area8_c1_tensor, ResizeArea8C1Tensor, 1, 8],
-    [resize_area8_c2, ResizeArea8C2, resize_area8_c2_tensor, ResizeArea8C2Tensor, 2, 8],
-    [resize_area8_c3, ResizeArea8C3, resize_area8_c3_tensor, ResizeArea8C3Tensor, 3, 8],
-    [resize_area8_c4, ResizeArea8C4, resize_area8_c4_tensor, ResizeArea8C4Tensor, 4, 8]
+    [resize_area4_c1, ResizeArea4C1, resize_area4_c1_tensor, ResizeArea4C1Tensor, 1, 4, 4],
+    [resize_area4_c2, ResizeArea4C2, resize_area4_c2_tensor, ResizeArea4C2Tensor, 2, 4, 4],
+    [resize_area4_c3, ResizeArea4C3, resize_area4_c3_tensor, ResizeArea4C3Tensor, 3, 4, 4],
+    [resize_area4_c4, ResizeArea4C4, resize_area4_c4_tensor, ResizeArea4C4Tensor, 4, 4, 4],
+    [resize_area84_c1, ResizeArea84C1, resize_area84_c1_tensor, ResizeArea84C1Tensor, 1, 8, 4],
+    [resize_area84_c2, ResizeArea84C2, resize_area84_c2_tensor, ResizeArea84C2Tensor, 2, 8, 4],
+    [resize_area84_c3, ResizeArea84C3, resize_area84_c3_tensor, ResizeArea84C3Tensor, 3, 8, 4],
+    [resize_area84_c4, ResizeArea84C4, resize_area84_c4_tensor, ResizeArea84C4Tensor, 4, 8, 4],
+    [resize_area8_c1, ResizeArea8C1, resize_area8_c1_tensor, ResizeArea8C1Tensor, 1, 8, 8],
+    [resize_area8_c2, ResizeArea8C2, resize_area8_c2_tensor, ResizeArea8C2Tensor, 2, 8, 8],
+    [resize_area8_c3, ResizeArea8C3, resize_area8_c3_tensor, ResizeArea8C3Tensor, 3, 8, 8],
+    [resize_area8_c4, ResizeArea8C4, resize_area8_c4_tensor, ResizeArea8C4Tensor, 4, 8, 8]
 );

@@ -160,7 +160,7 @@ fn key(plan: &Plan) -> Key {
         Plan::Separable { x, y, rule } => Key::Separable(x.taps, y.taps, *rule as u32),
         Plan::Cells { .. } => Key::Cells,
         Plan::Area { x, y } => match area_taps(x, y) {
-            Some(t) => Key::Separable(t, t, RULE_AREA),
+            Some((tx, ty)) => Key::Separable(tx, ty, RULE_AREA),
             None => Key::Area,
         },
         Plan::Pillow { .. } => Key::Pillow,

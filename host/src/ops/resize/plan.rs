@@ -45,12 +45,14 @@ impl Lists {
     }
 }
 
-/// The taps of the area's separable kernel that takes lists `x` and `y` (4 or 8), or
-/// `None`: longer lists go to the kernel of a pixel a thread (`ResizeArea`).
-pub(crate) fn area_taps(x: &Lists, y: &Lists) -> Option<usize> {
-    match x.longest.max(y.longest) {
-        0..=4 => Some(4),
-        5..=8 => Some(8),
+/// The taps (across, down) of the area's separable kernel that takes lists `x` and `y`:
+/// 4 each way, 8 across and 4 down (a batch's wide photos), or 8 each way; `None`: longer
+/// lists go to the kernel of a pixel a thread (`ResizeArea`).
+pub(crate) fn area_taps(x: &Lists, y: &Lists) -> Option<(usize, usize)> {
+    match (x.longest, y.longest) {
+        (0..=4, 0..=4) => Some((4, 4)),
+        (5..=8, 0..=4) => Some((8, 4)),
+        (0..=8, 0..=8) => Some((8, 8)),
         _ => None,
     }
 }

@@ -1,13 +1,14 @@
 //! The tiled separable launches (`cuimg_abi::resize::ResizeSeparable`): OpenCV's fixed-point
 //! filters, and its area in float where each output's lists are at most 8 long (the
-//! `ResizeArea4*` and `ResizeArea8*` kernels, rule `RULE_AREA`), into images, tensors, or
-//! tensors from YUV frames.
+//! `ResizeArea4*`, `ResizeArea84*` and `ResizeArea8*` kernels, rule `RULE_AREA`), into
+//! images, tensors, or tensors from YUV frames.
 
 use std::sync::Arc;
 
 use cuimg_abi::DevPtr;
 use cuimg_abi::resize::{
-    RULE_AREA, ResizeArea4C1, ResizeArea4C1Tensor, ResizeArea4C2, ResizeArea4C2Tensor, ResizeArea4C3,
+    RULE_AREA, ResizeArea4C1, ResizeArea4C1Tensor, ResizeArea84C1, ResizeArea84C1Tensor, ResizeArea84C2,
+    ResizeArea84C2Tensor, ResizeArea84C3, ResizeArea84C3Tensor, ResizeArea84C4, ResizeArea84C4Tensor, ResizeArea4C2, ResizeArea4C2Tensor, ResizeArea4C3,
     ResizeArea4C3Tensor, ResizeArea4C4, ResizeArea4C4Tensor, ResizeArea8C1, ResizeArea8C1Tensor, ResizeArea8C2,
     ResizeArea8C2Tensor, ResizeArea8C3, ResizeArea8C3Tensor, ResizeArea8C4, ResizeArea8C4Tensor, ResizeJob,
     ResizeSeparable, ResizeSeparable2C1, ResizeSeparable2C1Tensor, ResizeSeparable2C2, ResizeSeparable2C2Tensor,
@@ -134,6 +135,8 @@ impl Stream {
             (0 | 3, 2, 2) => 2,
             (1, 4, 4) | (RULE_AREA, 4, 4) => 4,
             (2, 8, 8) | (RULE_AREA, 8, 8) => 8,
+            // 8 across and 4 down: the area's only (`area_taps`).
+            (RULE_AREA, 8, 4) => 84,
             (rule, xt, yt) => {
                 return Err(Error::InvalidParameter {
                     what: "a separable resize plan".into(),
@@ -181,6 +184,10 @@ impl Stream {
                         self, P, jobs, blob, shape, p,
                         [ResizeArea4C1Tensor, ResizeArea4C2Tensor, ResizeArea4C3Tensor, ResizeArea4C4Tensor]
                     ),
+                    (true, 84) => by_channels!(
+                        self, P, jobs, blob, shape, p,
+                        [ResizeArea84C1Tensor, ResizeArea84C2Tensor, ResizeArea84C3Tensor, ResizeArea84C4Tensor]
+                    ),
                     (true, _) => by_channels!(
                         self, P, jobs, blob, shape, p,
                         [ResizeArea8C1Tensor, ResizeArea8C2Tensor, ResizeArea8C3Tensor, ResizeArea8C4Tensor]
@@ -211,6 +218,10 @@ impl Stream {
                     self, P, jobs, blob, shape, p,
                     [ResizeArea4C1, ResizeArea4C2, ResizeArea4C3, ResizeArea4C4]
                 ),
+                (true, 84) => by_channels!(
+                    self, P, jobs, blob, shape, p,
+                    [ResizeArea84C1, ResizeArea84C2, ResizeArea84C3, ResizeArea84C4]
+                ),
                 (true, _) => by_channels!(
                     self, P, jobs, blob, shape, p,
                     [ResizeArea8C1, ResizeArea8C2, ResizeArea8C3, ResizeArea8C4]
@@ -232,8 +243,8 @@ mod tests {
     fn padded_area(img: &Image<Rgb8>, (dw, dh): (usize, usize)) -> Option<Vec<u8>> {
         let (sw, sh) = (img.width() as usize, img.height() as usize);
         let Plan::Area { x, y } = cv::plan((sw, sh), 3, (dw, dh), CvInterpolation::Area) else { return None };
-        let taps = area_taps(&x, &y)?;
-        let (x, y) = (x.padded(taps), y.padded(taps));
+        let (tx, ty) = area_taps(&x, &y)?;
+        let (x, y) = (x.padded(tx), y.padded(ty));
         let bytes = img.as_bytes();
         let at = |sx: i64, sy: i64, c: usize| {
             let (sx, sy) = (sx.clamp(0, sw as i64 - 1) as usize, sy.clamp(0, sh as i64 - 1) as usize);
@@ -244,13 +255,13 @@ mod tests {
             for dx in 0..dw {
                 for c in 0..3 {
                     let mut sum = 0f32;
-                    for k in 0..taps {
+                    for k in 0..ty {
                         let mut buf = 0f32;
-                        for i in 0..taps {
+                        for i in 0..tx {
                             let sx = x.first[dx] as i64 + i as i64;
-                            buf += at(sx, y.first[dy] as i64 + k as i64, c) * x.weights[dx * taps + i];
+                            buf += at(sx, y.first[dy] as i64 + k as i64, c) * x.weights[dx * tx + i];
                         }
-                        sum += y.weights[dy * taps + k] * buf;
+                        sum += y.weights[dy * ty + k] * buf;
                     }
                     out.push(sum.round_ties_even().clamp(0.0, 255.0) as u8);
                 }
@@ -260,12 +271,13 @@ mod tests {
     }
 
     /// The padded lists give the reference's bytes (the oracle's sums, list by list), at
-    /// the batch's factors (2 to 3.5 across, 4 and 8 taps) and odd ones; a test that fails
-    /// if a weight lands on the wrong tap or the sums change order.
+    /// the batch's factors (2.3 to 3.4 across: 4 taps each way, and 8 across by 4 down)
+    /// and odd ones (8 each way); a test that fails if a weight lands on the wrong tap or
+    /// the sums change order.
     #[test]
     fn padded_area_lists_sum_as_the_reference() {
         let sizes = [((640, 480), (224, 224)), ((768, 576), (224, 224)), ((517, 389), (224, 224)), ((97, 61), (23, 17))];
-        let mut seen = [false; 2];
+        let mut seen = Vec::new();
         for (i, ((sw, sh), d)) in sizes.into_iter().enumerate() {
             let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ i as u64;
             let img = Image::<Rgb8>::from_fn(sw, sh, |_, _| {
@@ -279,9 +291,9 @@ mod tests {
             let Plan::Area { x, y } = cv::plan((sw as usize, sh as usize), 3, d, CvInterpolation::Area) else {
                 unreachable!()
             };
-            seen[usize::from(area_taps(&x, &y) == Some(8))] = true;
+            seen.push(area_taps(&x, &y).expect("lists of at most 8"));
         }
-        assert_eq!(seen, [true, true], "both kernels' taps");
+        assert_eq!(seen, [(4, 4), (8, 4), (4, 4), (8, 8)], "every kernel's taps");
         let Plan::Area { x, y } = cv::plan((1920, 1080), 3, (224, 224), CvInterpolation::Area) else { unreachable!() };
         assert_eq!(area_taps(&x, &y), None, "lists of 10: the kernel of a pixel a thread");
     }
