@@ -53,6 +53,19 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("resize_pillow_tiled", cuimg_abi::resize::SEPARABLE_THREADS, 3),
 ];
 
+/// Tiled kernels held to 4 blocks of 256 an SM (64 registers) instead of their prefix's 3:
+/// those that spill at most 4 bytes there (ptxas, sm_90; the others 44 to 200). The batch
+/// kernels wait on their loads half the time at 3 blocks (docs/BENCHMARKS.md, session 9).
+const FOUR_BLOCKS: &[&str] = &[
+    "resize_separable2_c1",
+    "resize_separable2_c1_tensor",
+    "resize_separable2_c2",
+    "resize_separable2_c3",
+    "resize_separable4_c1",
+    "resize_area4_c1",
+    "resize_area4_c2",
+];
+
 /// The PTX with [`LAUNCH_BOUNDS`]' directives after each matching entry's parameter list.
 fn launch_bounds(ptx: &str) -> Result<String> {
     let mut out = String::with_capacity(ptx.len() + 1024);
@@ -63,6 +76,9 @@ fn launch_bounds(ptx: &str) -> Result<String> {
         if let Some(name) = line.strip_prefix(".visible .entry ") {
             let name = name.trim_end_matches('(');
             pending = LAUNCH_BOUNDS.iter().find(|(prefix, ..)| name.starts_with(prefix)).map(|&(_, t, b)| (t, b));
+            if FOUR_BLOCKS.contains(&name) {
+                pending = pending.map(|(t, _)| (t, 4));
+            }
         } else if line == ")"
             && let Some((threads, blocks)) = pending.take()
         {
