@@ -53,9 +53,12 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("resize_pillow_tiled", cuimg_abi::resize::SEPARABLE_THREADS, 3),
 ];
 
-/// Tiled kernels held to 4 blocks of 256 an SM (64 registers) instead of their prefix's 3:
-/// those that spill at most 4 bytes there (ptxas, sm_90; the others 44 to 200). The batch
-/// kernels wait on their loads half the time at 3 blocks (docs/BENCHMARKS.md, session 9).
+/// Tiled kernels held to 4 blocks of 256 an SM (64 registers) instead of their prefix's 3,
+/// each measured faster so on the lent H100 (docs/BENCHMARKS.md, session 9, calls 4 and 5):
+/// at 3 blocks the batch kernels wait on their loads half the time. The first seven spill
+/// at most 4 bytes at 64 registers (ptxas, sm_90); the RGB8 cubic, Pillow's RGB8 kernels
+/// and the RGB8 linear into tensors spill 88 to 96 and still gained (Pillow's 16 to 31%,
+/// the cubic 3 to 12%, but 7% lost at 1080p to 224x224). The others are untried.
 const FOUR_BLOCKS: &[&str] = &[
     "resize_separable2_c1",
     "resize_separable2_c1_tensor",
@@ -64,6 +67,11 @@ const FOUR_BLOCKS: &[&str] = &[
     "resize_separable4_c1",
     "resize_area4_c1",
     "resize_area4_c2",
+    "resize_separable4_c3",
+    "resize_separable4_c3_tensor",
+    "resize_separable2_c3_tensor",
+    "resize_pillow_tiled_c3",
+    "resize_pillow_tiled_c3_tensor",
 ];
 
 /// The PTX with [`LAUNCH_BOUNDS`]' directives after each matching entry's parameter list.
