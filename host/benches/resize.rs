@@ -40,6 +40,14 @@ const CASES: [(Size, Size, &str); 4] = [
 const BATCH_FILTERS: [&str; 7] =
     ["cv-nearest", "cv-linear", "cv-area", "cv-cubic", "pil-bilinear", "pil-bicubic", "pil-lanczos"];
 
+/// The filters of the batch into an f16 ImageNet tensor ([`tensor_spec`]).
+const TENSOR_FILTERS: [&str; 4] = ["cv-linear", "cv-cubic", "pil-bilinear", "pil-bicubic"];
+
+/// The ML case's tensor: f16, ImageNet's normalization.
+fn tensor_spec() -> cuimg::TensorSpec {
+    cuimg::TensorSpec::new(cuimg::DType::F16).normalize(cuimg::Normalize::IMAGENET)
+}
+
 struct Opts {
     quick: bool,
     /// One call of each batch filter (images, then the f16 tensor), nothing timed: for a
@@ -196,7 +204,7 @@ fn main() {
     let bytes = in_bytes + 256 * 224 * 224 * 3;
     let same = copy_at(&s, bytes);
     if o.profile {
-        profile_batch(&s, &src, &mut dst, &photos);
+        profile_batch(&s, &src, &mut dst, &views);
         return;
     }
     for name in BATCH_FILTERS {
@@ -258,9 +266,9 @@ fn main() {
     // against the two launches it replaces (resize into a batch, then `to_tensor_batch`).
     let singles: Vec<DeviceImage<Rgb8>> = views.iter().map(|v| s.upload(v).unwrap()).collect();
     let dviews: Vec<_> = singles.iter().map(|d| d.view()).collect();
-    let spec = cuimg::TensorSpec::new(cuimg::DType::F16).normalize(cuimg::Normalize::IMAGENET);
+    let spec = tensor_spec();
     let mut tensor = s.alloc_tensor(spec.shape_of::<Rgb8>(256, 224, 224)).unwrap();
-    for name in ["cv-linear", "cv-cubic", "pil-bilinear", "pil-bicubic"] {
+    for name in TENSOR_FILTERS {
         let filter: Filter = name.parse().unwrap();
         let one = |_| s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0);
         let (med, min) = time_gpu(&s, warm, runs, one);
@@ -356,18 +364,18 @@ fn profile_batch(
     s: &cuimg::Stream,
     src: &cuimg::DeviceBatch<Rgb8>,
     dst: &mut cuimg::DeviceBatch<Rgb8>,
-    photos: &[Image<Rgb8>],
+    views: &[cuimg::ImageView<'_, Rgb8>],
 ) {
     for name in BATCH_FILTERS {
         s.resize_batch(src, dst, name.parse().unwrap()).unwrap();
     }
-    let singles: Vec<DeviceImage<Rgb8>> = photos.iter().map(|p| s.upload(&p.view()).unwrap()).collect();
-    let views: Vec<_> = singles.iter().map(|d| d.view()).collect();
-    let spec = cuimg::TensorSpec::new(cuimg::DType::F16).normalize(cuimg::Normalize::IMAGENET);
+    let singles: Vec<DeviceImage<Rgb8>> = views.iter().map(|v| s.upload(v).unwrap()).collect();
+    let dviews: Vec<_> = singles.iter().map(|d| d.view()).collect();
+    let spec = tensor_spec();
     let mut tensor = s.alloc_tensor(spec.shape_of::<Rgb8>(256, 224, 224)).unwrap();
-    for name in ["cv-linear", "cv-cubic", "pil-bilinear", "pil-bicubic"] {
-        s.resize_to_tensor(&views, 224, 224, name.parse().unwrap(), &spec, &mut tensor, 0).unwrap();
+    for name in TENSOR_FILTERS {
+        s.resize_to_tensor(&dviews, 224, 224, name.parse().unwrap(), &spec, &mut tensor, 0).unwrap();
     }
     s.synchronize().unwrap();
-    println!("profiled: {} batch filters, 4 into a tensor", BATCH_FILTERS.len());
+    println!("profiled: {} batch filters, {} into a tensor", BATCH_FILTERS.len(), TENSOR_FILTERS.len());
 }

@@ -88,10 +88,10 @@ unsafe fn weight<const R: u32>(shorts: *const i16, floats: *const f32, at: usize
 #[derive(Clone, Copy)]
 struct Quad([i32; 4]);
 
-/// OpenCV's separable fixed point (see [`ResizeSeparable`]), for plans of exactly `TX` taps
-/// across and `TY` down (the host's pairing of rules and kernels: the tap loops' bounds are
-/// constants; OpenCV's filters have as many each way, the area's padded lists may not)
-/// combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
+/// OpenCV's separable fixed point, or its area in float (rule 4; see [`ResizeSeparable`]),
+/// for plans of exactly `TX` taps across and `TY` down (the host's pairing of rules and
+/// kernels: the tap loops' bounds are constants; OpenCV's filters have as many each way,
+/// the area's padded lists may not) combined down by rule `R`, a tile of `SEPARABLE_TILE_W` columns by `p.tile_rows` rows per
 /// block and iteration, its pixels read from `source` and written to `sink`.
 ///
 /// Shared memory holds the tile's row sums as `sums[(k * C + c) * SEPARABLE_TILE_W + xl]`
