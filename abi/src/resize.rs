@@ -188,7 +188,8 @@ pub struct ResizePillow {
 /// `job.extra >> 16` of those rows from source row `ints[job.y + y]` with
 /// `weights[job.yw + y * that ..]`, each pass in 22-bit fixed point clipped to a byte.
 /// `premultiply`: colors are multiplied by alpha as they are read and divided by it as
-/// they are written (Pillow's `RGBa` and `La`).
+/// they are written (Pillow's `RGBa` and `La`; the kernels of 1 and 3 channels, which have
+/// no alpha, ignore it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizePillowTiled {
@@ -330,6 +331,9 @@ kernels! {
     ResizePillowTiledC2 = resize_pillow_tiled_c2(ResizePillowTiled);
     ResizePillowTiledC3 = resize_pillow_tiled_c3(ResizePillowTiled);
     ResizePillowTiledC4 = resize_pillow_tiled_c4(ResizePillowTiled);
+    /// The same, reading the horizontal pass's taps four at a time as words.
+    ResizePillowTiledWordsC3 = resize_pillow_tiled_words_c3(ResizePillowTiled);
+    ResizePillowTiledWordsC4 = resize_pillow_tiled_words_c4(ResizePillowTiled);
     /// The tiled kernels into tensors ([`ResizeSeparableTensor`], [`ResizePillowTiledTensor`]).
     ResizeSeparable2C1Tensor = resize_separable2_c1_tensor(ResizeSeparableTensor);
     ResizeSeparable2C2Tensor = resize_separable2_c2_tensor(ResizeSeparableTensor);
@@ -347,6 +351,8 @@ kernels! {
     ResizePillowTiledC2Tensor = resize_pillow_tiled_c2_tensor(ResizePillowTiledTensor);
     ResizePillowTiledC3Tensor = resize_pillow_tiled_c3_tensor(ResizePillowTiledTensor);
     ResizePillowTiledC4Tensor = resize_pillow_tiled_c4_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledWordsC3Tensor = resize_pillow_tiled_words_c3_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledWordsC4Tensor = resize_pillow_tiled_words_c4_tensor(ResizePillowTiledTensor);
     /// YUV frames decoded to RGB into tensors ([`ResizeSeparableYuv`], [`ResizePillowTiledYuv`]).
     ResizeSeparable2YuvTensor = resize_separable2_yuv_tensor(ResizeSeparableYuv);
     ResizeSeparable4YuvTensor = resize_separable4_yuv_tensor(ResizeSeparableYuv);

@@ -72,6 +72,13 @@ const FOUR_BLOCKS: &[&str] = &[
     "resize_separable2_c3_tensor",
     "resize_pillow_tiled_c3",
     "resize_pillow_tiled_c3_tensor",
+    // Their forms that read taps as words, measured so in session 10's call 1.
+    "resize_pillow_tiled_words_c3",
+    "resize_pillow_tiled_words_c3_tensor",
+    // The RGB8 area's (4 taps, and 8 across by 4 down), spilling 4 and 80 bytes: session
+    // 10, call 4.
+    "resize_area4_c3",
+    "resize_area84_c3",
 ];
 
 /// The PTX with [`LAUNCH_BOUNDS`]' directives after each matching entry's parameter list.

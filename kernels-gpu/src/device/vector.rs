@@ -63,3 +63,25 @@ pub unsafe fn store(p: *mut u8, i: u64, v: V16) {
     // SAFETY: the caller's contract.
     unsafe { *(p as *mut V16).add(i as usize) = v }
 }
+
+/// The 4-byte word at `p`, loaded as global memory (`ld.global`): the pointers the kernels
+/// form from their parameters' integers are generic to LLVM, whose generic loads (`LD.E`)
+/// check the address space at run time where `ld.global` (`LDG.E`) does not.
+///
+/// # Safety
+/// `p` is 4-byte aligned and points at readable global memory.
+#[inline(always)]
+pub unsafe fn load_global_u32(p: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller's contract; `cvta.to.global` maps the generic address of global
+    // memory to its global one (identity on the generations the library runs on).
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .b64 g; cvta.to.global.u64 g, {p}; ld.global.b32 {v}, [g]; }}",
+            v = out(reg32) v,
+            p = in(reg64) p,
+            options(pure, readonly, nostack, preserves_flags)
+        )
+    };
+    v
+}

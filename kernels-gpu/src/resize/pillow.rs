@@ -3,7 +3,7 @@
 //! the CPU reference (`host/src/ops/resize/exec.rs`) computes it.
 
 use super::sink::{Sink, ToImage, ToTensor};
-use super::source::{Bytes, Source, YuvFrames};
+use super::source::{Bytes, Source, WINDOW_WORDS, YuvFrames, window, window_byte, window_words};
 use super::{at, clamp, frame, job, put};
 use crate::device::shared;
 use crate::device::thread::{
@@ -89,6 +89,10 @@ fn clip8(ss: i32) -> u32 {
 /// Pillow's two passes in tiles (see [`ResizePillowTiled`]); the tiles and threads as
 /// [`super::separable`]'s, the shared memory one byte per row, channel and column:
 /// `bytes[(k * C + c) * SEPARABLE_TILE_W + xl]`, so a thread's four columns are one word.
+/// `WORDS`: the horizontal pass reads taps four at a time as words (the `_words` kernels,
+/// which the host picks for RGB and RGBA plans of many taps: session 10 measured them 13
+/// to 25% faster there, but up to a third slower for few taps or one channel, where the
+/// extra registers spill and the shifts outweigh the loads saved).
 ///
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
@@ -98,7 +102,11 @@ fn clip8(ss: i32) -> u32 {
 /// what `sink` writes, its source what `source` reads.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn pillow_tiled<const C: usize, S: Sink, Src: Source>(p: ResizePillowTiled, sink: S, source: Src) {
+unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
+    p: ResizePillowTiled,
+    sink: S,
+    source: Src,
+) {
     // SAFETY: the caller's contract.
     let j = unsafe { job(&p.jobs) };
     let yuv = source.yuv(&j);
@@ -117,7 +125,13 @@ unsafe fn pillow_tiled<const C: usize, S: Sink, Src: Source>(p: ResizePillowTile
     let t = thread_idx_x();
     let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
     let src = j.src.data as usize as *const u8;
-    let premultiply = p.premultiply != 0 && C > 1;
+    // Taps read four at a time as words where the source is packed and starts aligned (see
+    // `separable`).
+    let packed = !Src::YUV && j.src.data % 4 == 0 && j.src.pitch == j.src.width as u64 * C as u64;
+    // Only LA and RGBA carry alpha (the host sets `premultiply` for no other): a constant
+    // false elsewhere, where a flag read at run time left the premultiplying code predicated
+    // on every tap (issued, though it did nothing).
+    let premultiply = p.premultiply != 0 && (C == 2 || C == 4);
     let mut ty = block_idx_y();
     while ty < dh.div_ceil(rows) {
         let y0 = ty * rows;
@@ -135,6 +149,21 @@ unsafe fn pillow_tiled<const C: usize, S: Sink, Src: Source>(p: ResizePillowTile
                 // SAFETY: column `x`'s entries of the job's tables.
                 let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
                 let wx = j.xw as usize + x as usize * xt;
+                // `WORDS`: the column's taps in groups of four read as windows (`window`), the
+                // rest a byte a load, where its taps lie in the row and the last group's
+                // window fits in every row (as in `separable`).
+                let groups = if WORDS
+                    && packed
+                    && first >= 0
+                    && first + xt as i64 <= j.src.width as i64
+                    && xt >= 4
+                    && (first as u64 + 4 * (xt as u64 / 4 - 1)) * C as u64 + 4 * window_words(4 * C) as u64
+                        <= j.src.pitch
+                {
+                    xt / 4
+                } else {
+                    0
+                };
                 // Two rows an iteration, as `separable` does (each weight read once for both).
                 let mut k = (t / W) as i32;
                 while k < span {
@@ -162,7 +191,30 @@ unsafe fn pillow_tiled<const C: usize, S: Sink, Src: Source>(p: ResizePillowTile
                                 src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
                             )
                         };
-                        for i in 0..xt {
+                        for g in 0..groups {
+                            let col = (first as usize + 4 * g) * C;
+                            // SAFETY: the group's taps lie in the rows and their windows' words
+                            // in the image (`groups`).
+                            let (wa, wb): ([u32; WINDOW_WORDS], [u32; WINDOW_WORDS]) =
+                                unsafe { (window(line.add(col), 4 * C), window(line2.add(col), 4 * C)) };
+                            for i in 0..4 {
+                                // SAFETY: column `x`'s weights.
+                                let w = unsafe { *weights.add(wx + 4 * g + i) };
+                                let (alpha, alpha2) =
+                                    (window_byte(&wa, i * C + C - 1) as u32, window_byte(&wb, i * C + C - 1) as u32);
+                                for c in 0..C {
+                                    let (mut v, mut v2) =
+                                        (window_byte(&wa, i * C + c) as u32, window_byte(&wb, i * C + c) as u32);
+                                    if premultiply && c + 1 < C {
+                                        v = muldiv255(v, alpha);
+                                        v2 = muldiv255(v2, alpha2);
+                                    }
+                                    acc[c] = acc[c].wrapping_add((v as i32).wrapping_mul(w));
+                                    acc2[c] = acc2[c].wrapping_add((v2 as i32).wrapping_mul(w));
+                                }
+                            }
+                        }
+                        for i in 4 * groups..xt {
                             // SAFETY: column `x`'s weights.
                             let w = unsafe { *weights.add(wx + i) };
                             let col = clamp(first + i as i64, j.src.width) as usize * C;
@@ -206,25 +258,26 @@ unsafe fn pillow_tiled<const C: usize, S: Sink, Src: Source>(p: ResizePillowTile
             let mut yl = t / (W / 4);
             while yl < rows {
                 let y = y0 + yl;
-                if y < dh && xs < dw {
+                // (`span` is at least 1 but where the shared memory holds no row.)
+                if y < dh && xs < dw && span > 0 {
                     let n = 4u32.min(dw - xs);
                     // SAFETY: row `y`'s entries of the job's tables.
                     let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
                     let wy = j.yw as usize + y as usize * yt;
                     let mut acc = [[HALF; C]; 4];
                     for k in 0..yt {
-                        let r = kk + k as i32;
-                        if r >= 0 && r < span {
-                            // SAFETY: row `y`'s weights.
-                            let w = unsafe { *weights.add(wy + k) };
-                            for c in 0..C {
-                                let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
-                                // SAFETY: r < span <= cap, 4 | at, so the word lies inside the
-                                // shared memory, 4-byte aligned.
-                                let q = unsafe { *(bytes.add(at as usize) as *const u32) };
-                                for i in 0..4 {
-                                    acc[i][c] = acc[i][c].wrapping_add(((q >> (8 * i)) & 0xFF) as i32 * w);
-                                }
+                        // A valid plan's rows lie in `0..span`; others are read clamped into it
+                        // (as `separable`'s `Down::four` does, without a branch a tap).
+                        let r = (kk + k as i32).min(span - 1).max(0);
+                        // SAFETY: row `y`'s weights.
+                        let w = unsafe { *weights.add(wy + k) };
+                        for c in 0..C {
+                            let at = (r as u32 * C as u32 + c as u32) * W + (xs - x0);
+                            // SAFETY: 0 <= r < span <= cap, 4 | at, so the word lies inside the
+                            // shared memory, 4-byte aligned.
+                            let q = unsafe { *(bytes.add(at as usize) as *const u32) };
+                            for i in 0..4 {
+                                acc[i][c] = acc[i][c].wrapping_add(((q >> (8 * i)) & 0xFF) as i32 * w);
                             }
                         }
                     }
@@ -264,7 +317,7 @@ resize_kernels!(
 );
 /// Pillow's tiled kernels into images and into tensors.
 macro_rules! pillow_tiled_kernels {
-    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal]),*) => {
+    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $words:literal]),*) => {
         $(
             /// See [`pillow_tiled`]; one block of `SEPARABLE_THREADS` a tile.
             ///
@@ -273,7 +326,7 @@ macro_rules! pillow_tiled_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizePillowTiled) {
                 // SAFETY: forwarded contract.
-                unsafe { pillow_tiled::<$c, _, _>(p, ToImage, Bytes) }
+                unsafe { pillow_tiled::<$c, $words, _, _>(p, ToImage, Bytes) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
 
@@ -285,7 +338,7 @@ macro_rules! pillow_tiled_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $tensor(p: ResizePillowTiledTensor) {
                 // SAFETY: forwarded contract.
-                unsafe { pillow_tiled::<$c, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
+                unsafe { pillow_tiled::<$c, $words, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
             }
             abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
@@ -293,10 +346,26 @@ macro_rules! pillow_tiled_kernels {
 }
 
 pillow_tiled_kernels!(
-    [resize_pillow_tiled_c1, ResizePillowTiledC1, resize_pillow_tiled_c1_tensor, ResizePillowTiledC1Tensor, 1],
-    [resize_pillow_tiled_c2, ResizePillowTiledC2, resize_pillow_tiled_c2_tensor, ResizePillowTiledC2Tensor, 2],
-    [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3],
-    [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4]
+    [resize_pillow_tiled_c1, ResizePillowTiledC1, resize_pillow_tiled_c1_tensor, ResizePillowTiledC1Tensor, 1, false],
+    [resize_pillow_tiled_c2, ResizePillowTiledC2, resize_pillow_tiled_c2_tensor, ResizePillowTiledC2Tensor, 2, false],
+    [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3, false],
+    [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4, false],
+    [
+        resize_pillow_tiled_words_c3,
+        ResizePillowTiledWordsC3,
+        resize_pillow_tiled_words_c3_tensor,
+        ResizePillowTiledWordsC3Tensor,
+        3,
+        true
+    ],
+    [
+        resize_pillow_tiled_words_c4,
+        ResizePillowTiledWordsC4,
+        resize_pillow_tiled_words_c4_tensor,
+        ResizePillowTiledWordsC4Tensor,
+        4,
+        true
+    ]
 );
 
 /// See [`pillow_tiled`], from YUV frames (RGB) into a tensor ([`ResizePillowTiledYuv`]).
@@ -308,6 +377,6 @@ pillow_tiled_kernels!(
 pub unsafe extern "ptx-kernel" fn resize_pillow_tiled_yuv_tensor(p: ResizePillowTiledYuv) {
     let source = YuvFrames { layout: p.layout, coef: p.coef };
     // SAFETY: forwarded contract.
-    unsafe { pillow_tiled::<3, _, _>(p.resize, ToTensor { out: p.out }, source) }
+    unsafe { pillow_tiled::<3, false, _, _>(p.resize, ToTensor { out: p.out }, source) }
 }
 abi!(cuimg_abi::resize::ResizePillowTiledYuvTensor, resize_pillow_tiled_yuv_tensor);

@@ -3,7 +3,7 @@
 //! the plan's rule, a constant of each kernel.
 
 use super::sink::{Sink, ToImage, ToTensor};
-use super::source::{Bytes, Source, Yuv, YuvFrames};
+use super::source::{Bytes, Source, WINDOW_WORDS, Yuv, YuvFrames, window, window_byte, window_words};
 use super::{clamp, job, round_u8};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
@@ -132,6 +132,10 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
     let t = thread_idx_x();
     let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
     let src = j.src.data as usize as *const u8;
+    // Source rows read a word a load (`across_words`) where the image is packed and starts
+    // aligned; else (views of a larger image, YUV frames) a byte a load.
+    let packed = !Src::YUV && j.src.data % 4 == 0 && j.src.pitch == j.src.width as u64 * C as u64;
+    let by_words = TX * C >= 8;
     // Block-uniform tile loops: every thread of the block runs the same iterations, so the
     // barriers inside are reached by all.
     let mut ty = block_idx_y();
@@ -160,6 +164,13 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                 // Columns wholly inside the source are read at constant offsets from the
                 // first (one address a row, not one a tap); the others through `cols`.
                 let inside = first >= 0 && first + TX as i64 <= j.src.width as i64;
+                // Read as words where a column's taps are 8 bytes or more (call 1 of session
+                // 10: the RGB8 linear's 6 bytes, 3 words, took 5% longer, the extra shifts
+                // outweighing the loads saved) and its windows fit in every row: a row's
+                // offset plus `cols[0]` plus the words stays within the next row's offset, or
+                // the image's end (`packed`).
+                let words =
+                    by_words && inside && packed && cols[0] as u64 + 4 * window_words(TX * C) as u64 <= j.src.pitch;
                 // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
                 // row's are clamped into the source, so they read memory even past the
                 // span; its sums are kept only inside it).
@@ -178,9 +189,13 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                             )
                         };
                         // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..TX` are
-                        // `cols[0] + i * C` (in the row: `first + TX <= width`).
+                        // `cols[0] + i * C` (in the row: `first + TX <= width`), and where
+                        // `words`, their windows' words are the image's.
                         unsafe {
-                            if inside {
+                            if words {
+                                let c0 = cols[0] as usize;
+                                across_words::<C, TX, R>(line.add(c0), line2.add(c0), &a)
+                            } else if inside && !by_words {
                                 across::<C, TX, R, true>(line, line2, &cols, &a)
                             } else {
                                 across::<C, TX, R, false>(line, line2, &cols, &a)
@@ -207,7 +222,8 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
             let mut yl = t / (W / 4);
             while yl < rows {
                 let y = y0 + yl;
-                if y < dh && xs < dw {
+                // (`span` is at least 1 but where the shared memory holds no row.)
+                if y < dh && xs < dw && span > 0 {
                     let n = 4u32.min(dw - xs);
                     // SAFETY: row `y`'s entries of the job's tables.
                     let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
@@ -219,7 +235,7 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                     let down = Down { sums, at: xs - x0, kk, span, xs, vector_elems: j.extra };
                     // The cubic's four pixels are, but for a row's last few elements, all in
                     // its vector form: those skip the scalar sum.
-                    // SAFETY: `sums` holds `span` rows of the tile (`span <= cap`).
+                    // SAFETY: `sums` holds `span` rows of the tile (`1 <= span <= cap`).
                     let words = unsafe {
                         if R == 1 && (xs + 4) * C as u32 <= j.extra {
                             down.four::<C, TY, R, true>(&b)
@@ -273,6 +289,151 @@ unsafe fn across<const C: usize, const T: usize, const R: u32, const INSIDE: boo
         }
     }
     (acc.sums::<R>(), acc2.sums::<R>())
+}
+
+/// [`across`] of a column wholly inside the rows, its `T * C` bytes at `p` and `p2` read as
+/// [`window`]s: a load a word, not a byte.
+///
+/// # Safety
+/// Both windows' words are readable ([`window`]'s contract).
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn across_words<const C: usize, const T: usize, const R: u32>(
+    p: *const u8,
+    p2: *const u8,
+    a: &[i32; T],
+) -> ([i32; C], [i32; C]) {
+    // SAFETY: the caller's contract.
+    let (w, w2): ([u32; WINDOW_WORDS], [u32; WINDOW_WORDS]) = unsafe { (window(p, T * C), window(p2, T * C)) };
+    // (Not Lanczos-4's 8 taps: session 10's call 3 measured its RGB8 kernel 10 to 15%
+    // slower so, against 4% faster for the cubic's 4.)
+    if R != AREA && T <= 4 && T.is_multiple_of(2) {
+        return (dot_across::<C, T>(&w, a), dot_across::<C, T>(&w2, a));
+    }
+    let (mut acc, mut acc2) = (Across::<C>::ZERO, Across::<C>::ZERO);
+    for i in 0..T {
+        for c in 0..C {
+            acc.add::<R>(c, window_byte(&w, i * C + c), a[i]);
+            acc2.add::<R>(c, window_byte(&w2, i * C + c), a[i]);
+        }
+    }
+    (acc.sums::<R>(), acc2.sums::<R>())
+}
+
+/// The integer rules' sums across of one row's [`window`], each channel, two taps an
+/// instruction: `dp2a` multiplies two bytes by two 16-bit weights and adds both to a 32-bit
+/// sum, exactly (the products and sums fit; the sum wraps as `wrapping_add` does), where a
+/// byte a tap took an extract and a multiply-add. The weights are OpenCV's shorts (`a` holds
+/// them sign-extended); a channel's bytes, `C` apart, are gathered four to a word.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+fn dot_across<const C: usize, const T: usize>(w: &[u32; WINDOW_WORDS], a: &[i32; T]) -> [i32; C] {
+    // Weights of taps 2m and 2m + 1 as two halves (loop-invariant: computed once a column).
+    let mut pairs = [0u32; 4];
+    for m in 0..T / 2 {
+        pairs[m] = (a[2 * m] as u32 & 0xFFFF) | (a[2 * m + 1] as u32) << 16;
+    }
+    let mut sums = [0i32; C];
+    for c in 0..C {
+        let mut q = 0;
+        while q < T {
+            // Taps q .. q + 4 of channel c (where T - q is 2, bytes 2 and 3 repeat tap q + 1:
+            // `dp2a.lo` reads only bytes 0 and 1).
+            let k = |i: usize| (q + i.min(T - 1 - q)) * C + c;
+            let b = gather4(w, [k(0), k(1), k(2), k(3)]);
+            sums[c] = dp2a_lo(pairs[q / 2], b, sums[c]);
+            if q + 2 < T {
+                sums[c] = dp2a_hi(pairs[q / 2 + 1], b, sums[c]);
+            }
+            q += 4;
+        }
+    }
+    sums
+}
+
+/// Bytes `ks` (ascending, constants after unrolling) of the window `w` in one word, byte `i`
+/// from byte `ks[i]`: one `prmt` where they lie in two adjacent words, two where in three,
+/// three where in four (shifts and masks took three to four instructions a byte).
+#[inline(always)]
+fn gather4(w: &[u32; WINDOW_WORDS], ks: [usize; 4]) -> u32 {
+    let (lo, hi) = (ks[0] / 4, ks[3] / 4);
+    // The selector placing, at byte `i`, byte `ks[i] - 4 * base` of the pair of words from
+    // `base` where `ks[i]` lies in it, else `other(i)`.
+    let sel = |base: usize, other: &dyn Fn(usize) -> u32| -> u32 {
+        let mut s = 0;
+        for (i, &k) in ks.iter().enumerate() {
+            let nib = if k / 4 >= base && k / 4 <= base + 1 { (k - 4 * base) as u32 } else { other(i) };
+            s |= nib << (4 * i);
+        }
+        s
+    };
+    if hi <= lo + 1 {
+        prmt(w[lo], w[(lo + 1).min(WINDOW_WORDS - 1)], sel(lo, &|_| 0))
+    } else if hi == lo + 2 {
+        let t = prmt(w[lo], w[lo + 1], sel(lo, &|_| 0));
+        // Bytes from `t` where they are in place, else from word `lo + 2` (bytes 4 to 7).
+        let mut s = 0;
+        for (i, &k) in ks.iter().enumerate() {
+            let nib = if k / 4 <= lo + 1 { i as u32 } else { (4 + k - 4 * (lo + 2)) as u32 };
+            s |= nib << (4 * i);
+        }
+        prmt(t, w[lo + 2], s)
+    } else {
+        let t = prmt(w[lo], w[lo + 1], sel(lo, &|_| 0));
+        let u = prmt(w[lo + 2], w[lo + 3], sel(lo + 2, &|_| 0));
+        let mut s = 0;
+        for (i, &k) in ks.iter().enumerate() {
+            let nib = if k / 4 <= lo + 1 { i as u32 } else { 4 + i as u32 };
+            s |= nib << (4 * i);
+        }
+        prmt(t, u, s)
+    }
+}
+
+/// `prmt.b32`: byte `i` of the result is byte `s >> 4i & 7` of `b:a` (`a` bytes 0 to 3).
+#[inline(always)]
+fn prmt(a: u32, b: u32, s: u32) -> u32 {
+    let d: u32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "prmt.b32 {d}, {a}, {b}, {s};",
+            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, s = in(reg32) s,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d
+}
+
+/// `c + a.lo * b.byte0 + a.hi * b.byte1`: `a`'s halves signed, `b`'s bytes unsigned
+/// (`dp2a.lo.s32.u32`), the sum wrapping.
+#[inline(always)]
+fn dp2a_lo(a: u32, b: u32, c: i32) -> i32 {
+    let d: i32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "dp2a.lo.s32.u32 {d}, {a}, {b}, {c};",
+            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d
+}
+
+/// `c + a.lo * b.byte2 + a.hi * b.byte3` (`dp2a.hi.s32.u32`; see [`dp2a_lo`]).
+#[inline(always)]
+fn dp2a_hi(a: u32, b: u32, c: i32) -> i32 {
+    let d: i32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "dp2a.hi.s32.u32 {d}, {a}, {b}, {c};",
+            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d
 }
 
 /// A column's sums across, each channel: wrapping integer sums, or the area's float ones.
@@ -345,11 +506,13 @@ struct Down {
 
 impl Down {
     /// The four pixels' bytes as [`store4`] takes them: rule `R` over the `T` rows from
-    /// `kk` weighted by `b` (rows outside `0..span` are skipped); `VEC`: every element is
-    /// in the cubic's vector form.
+    /// `kk` weighted by `b`; `VEC`: every element is in the cubic's vector form. A valid
+    /// plan's rows lie in `0..span`; others are read clamped into it, which keeps every
+    /// access inside the tile without a branch a tap (a skip cost one, with its predicate
+    /// juggling, on every tap of every element).
     ///
     /// # Safety
-    /// `sums` holds `span` rows of the tile.
+    /// `sums` holds `span` rows of the tile, `span >= 1`.
     #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
     #[inline(always)]
     unsafe fn four<const C: usize, const T: usize, const R: u32, const VEC: bool>(&self, b: &[i32; T]) -> [u32; C] {
@@ -360,15 +523,13 @@ impl Down {
             for n in 0..T {
                 // Last tap first, but for the area's sum (see `Vertical`).
                 let k = if R == AREA { n } else { T - 1 - n };
-                let r = self.kk + k as i32;
-                if r >= 0 && r < self.span {
-                    let at = (r as u32 * C as u32 + c as u32) * W + self.at;
-                    // SAFETY: r < span, 4 | at (W and `self.at` are), so the four words lie
-                    // inside the tile's rows, 16-byte aligned.
-                    let q = unsafe { *(self.sums.add(at as usize) as *const Quad) };
-                    for i in 0..4 {
-                        v[i].step::<R, VEC>(k, q.0[i], b[k]);
-                    }
+                let r = (self.kk + k as i32).min(self.span - 1).max(0);
+                let at = (r as u32 * C as u32 + c as u32) * W + self.at;
+                // SAFETY: 0 <= r < span, 4 | at (W and `self.at` are), so the four words lie
+                // inside the tile's rows, 16-byte aligned.
+                let q = unsafe { *(self.sums.add(at as usize) as *const Quad) };
+                for i in 0..4 {
+                    v[i].step::<R, VEC>(k, q.0[i], b[k]);
                 }
             }
             for i in 0..4 {

@@ -103,3 +103,50 @@ impl Yuv {
         [p[0] as i32, p[1] as i32, p[2] as i32, 255]
     }
 }
+
+/// The most aligned words a [`window`] reads (a column's 8 taps of 4 channels, 32 bytes,
+/// and the word past them).
+pub(super) const WINDOW_WORDS: usize = 9;
+
+/// The aligned words [`window`] reads for `n` bytes.
+#[inline(always)]
+pub(super) const fn window_words(n: usize) -> usize {
+    n.div_ceil(4) + 1
+}
+
+/// The `n` bytes at `p` (`n` a constant, at most 32), byte `k` at
+/// `(w[k / 4] >> 8 * (k % 4)) & 0xFF` of the result: read as the [`window_words`] aligned
+/// words that hold them, each funnel-shifted by `p`'s misalignment into place. One load a
+/// word where a byte a load made a warp touch the same sectors 4 times or more.
+///
+/// # Safety
+/// The aligned words from `p & !3`, [`window_words`]`(n)` of them, are readable global
+/// memory.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+pub(super) unsafe fn window(p: *const u8, n: usize) -> [u32; WINDOW_WORDS] {
+    let base = (p as u64 & !3) as usize as *const u32;
+    let shift = (p as u64 & 3) as u32 * 8;
+    let mut raw = [0u32; WINDOW_WORDS];
+    for i in 0..WINDOW_WORDS {
+        if i < window_words(n) {
+            // SAFETY: word `i` of the caller's words.
+            raw[i] = unsafe { crate::device::vector::load_global_u32(base.add(i)) };
+        }
+    }
+    let mut w = [0u32; WINDOW_WORDS];
+    for i in 0..WINDOW_WORDS - 1 {
+        if i + 1 < window_words(n) {
+            // (A 64-bit shift of two words: LLVM's funnel shift, one `shf` instruction.)
+            w[i] = ((raw[i] as u64 | (raw[i + 1] as u64) << 32) >> shift) as u32;
+        }
+    }
+    w
+}
+
+/// Byte `k` of a [`window`] (a constant after unrolling: a shift and a mask, or one
+/// `prmt`).
+#[inline(always)]
+pub(super) fn window_byte(w: &[u32; WINDOW_WORDS], k: usize) -> i32 {
+    ((w[k / 4] >> (8 * (k % 4))) & 0xFF) as i32
+}

@@ -8,6 +8,7 @@ use cuimg_abi::resize::{
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
     ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
     ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledTensor,
+    ResizePillowTiledWordsC3, ResizePillowTiledWordsC3Tensor, ResizePillowTiledWordsC4, ResizePillowTiledWordsC4Tensor,
     CELLS_PER_THREAD, GATHER_PER_THREAD, RULE_AREA, SEPARABLE_THREADS,
     ResizePillowTiledYuv, ResizePillowTiledYuvTensor, TENSOR_TABLE_LEN, TensorOut,
 };
@@ -78,6 +79,12 @@ fn tensor_table(format: &TensorFormat) -> Arc<[u32]> {
     tables.push((key, t.clone()));
     t
 }
+
+/// The horizontal taps from which Pillow's RGB8 and RGBA8 plans take the tiled kernels that
+/// read taps four at a time as words (`resize_pillow_tiled_words_*`): session 10 measured
+/// them 13 to 25% faster for Pillow's bicubic and Lanczos downscales (13 taps and more),
+/// but 8 to 36% slower for 3 to 7 taps, where their extra registers spill.
+const PILLOW_WORDS_TAPS: usize = 8;
 
 /// A letterbox: the whole output, where in it the resize writes, the constant around that.
 #[derive(Clone, Copy, Debug)]
@@ -530,6 +537,9 @@ impl Stream {
                 tile_words: words,
             };
             let blob = Blob::default();
+            // The kernels that read taps four at a time as words, where every plan has many
+            // (see `PILLOW_WORDS_TAPS`).
+            let words = works.iter().all(|w| passes(w).0 >= PILLOW_WORDS_TAPS);
             // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights
             // per output column, one first source row and `extra >> 16` weights per output
             // row, at its offsets; the planes are guarded views of P's channel count (the
@@ -540,6 +550,8 @@ impl Stream {
                     Sink::Image => match P::LAYOUT {
                         Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
                         Channels::Two => self.resize_launch::<ResizePillowTiledC2>(&jobs, blob, shape, p),
+                        Channels::Three if words => self.resize_launch::<ResizePillowTiledWordsC3>(&jobs, blob, shape, p),
+                        Channels::Four if words => self.resize_launch::<ResizePillowTiledWordsC4>(&jobs, blob, shape, p),
                         Channels::Three => self.resize_launch::<ResizePillowTiledC3>(&jobs, blob, shape, p),
                         Channels::Four => self.resize_launch::<ResizePillowTiledC4>(&jobs, blob, shape, p),
                     },
@@ -563,6 +575,12 @@ impl Stream {
                         match P::LAYOUT {
                             Channels::One => self.resize_launch::<ResizePillowTiledC1Tensor>(&jobs, blob, shape, p),
                             Channels::Two => self.resize_launch::<ResizePillowTiledC2Tensor>(&jobs, blob, shape, p),
+                            Channels::Three if words => {
+                                self.resize_launch::<ResizePillowTiledWordsC3Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::Four if words => {
+                                self.resize_launch::<ResizePillowTiledWordsC4Tensor>(&jobs, blob, shape, p)
+                            }
                             Channels::Three => self.resize_launch::<ResizePillowTiledC3Tensor>(&jobs, blob, shape, p),
                             Channels::Four => self.resize_launch::<ResizePillowTiledC4Tensor>(&jobs, blob, shape, p),
                         }
