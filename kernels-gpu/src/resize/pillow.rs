@@ -3,7 +3,7 @@
 //! the CPU reference (`host/src/ops/resize/exec.rs`) computes it.
 
 use super::sink::{Sink, ToImage, ToTensor};
-use super::source::{Bytes, Source, WINDOW_WORDS, YuvFrames, window, window_byte, window_words};
+use super::source::{Bytes, Source, WINDOW_WORDS, YuvFrames, window, window_byte, window_in_rows, words_readable};
 use super::{at, clamp, frame, job, put};
 use crate::device::shared;
 use crate::device::thread::{
@@ -125,9 +125,8 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
     let t = thread_idx_x();
     let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
     let src = j.src.data as usize as *const u8;
-    // Taps read four at a time as words where the source is packed and starts aligned (see
-    // `separable`).
-    let packed = !Src::YUV && j.src.data % 4 == 0 && j.src.pitch == j.src.width as u64 * C as u64;
+    // Taps read four at a time as words where the image allows it (see `separable`).
+    let packed = words_readable::<C>(&j.src, Src::YUV);
     // Only LA and RGBA carry alpha (the host sets `premultiply` for no other): a constant
     // false elsewhere, where a flag read at run time left the premultiplying code predicated
     // on every tap (issued, though it did nothing).
@@ -157,8 +156,7 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
                     && first >= 0
                     && first + xt as i64 <= j.src.width as i64
                     && xt >= 4
-                    && (first as u64 + 4 * (xt as u64 / 4 - 1)) * C as u64 + 4 * window_words(4 * C) as u64
-                        <= j.src.pitch
+                    && window_in_rows((first as u64 + 4 * (xt as u64 / 4 - 1)) * C as u64, 4 * C, j.src.pitch)
                 {
                     xt / 4
                 } else {

@@ -3,7 +3,7 @@
 //! the plan's rule, a constant of each kernel.
 
 use super::sink::{Sink, ToImage, ToTensor};
-use super::source::{Bytes, Source, WINDOW_WORDS, Yuv, YuvFrames, window, window_byte, window_words};
+use super::source::{Bytes, Source, WINDOW_WORDS, Yuv, YuvFrames, window, window_byte, window_in_rows, words_readable};
 use super::{clamp, job, round_u8};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
@@ -132,9 +132,9 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
     let t = thread_idx_x();
     let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
     let src = j.src.data as usize as *const u8;
-    // Source rows read a word a load (`across_words`) where the image is packed and starts
-    // aligned; else (views of a larger image, YUV frames) a byte a load.
-    let packed = !Src::YUV && j.src.data % 4 == 0 && j.src.pitch == j.src.width as u64 * C as u64;
+    // Source rows read a word a load (`across_words`) where the image allows it; else
+    // (views of a larger image, YUV frames) a byte a load.
+    let packed = words_readable::<C>(&j.src, Src::YUV);
     let by_words = TX * C >= 8;
     // Block-uniform tile loops: every thread of the block runs the same iterations, so the
     // barriers inside are reached by all.
@@ -166,11 +166,8 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                 let inside = first >= 0 && first + TX as i64 <= j.src.width as i64;
                 // Read as words where a column's taps are 8 bytes or more (call 1 of session
                 // 10: the RGB8 linear's 6 bytes, 3 words, took 5% longer, the extra shifts
-                // outweighing the loads saved) and its windows fit in every row: a row's
-                // offset plus `cols[0]` plus the words stays within the next row's offset, or
-                // the image's end (`packed`).
-                let words =
-                    by_words && inside && packed && cols[0] as u64 + 4 * window_words(TX * C) as u64 <= j.src.pitch;
+                // outweighing the loads saved) and its windows lie in every row.
+                let words = by_words && inside && packed && window_in_rows(cols[0] as u64, TX * C, j.src.pitch);
                 // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
                 // row's are clamped into the source, so they read memory even past the
                 // span; its sums are kept only inside it).

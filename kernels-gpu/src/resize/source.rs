@@ -5,7 +5,7 @@
 //! [`Bytes`], whose [`Source::YUV`] is false: their code is as it was.
 
 use super::clamp;
-use cuimg_abi::resize::ResizeJob;
+use cuimg_abi::resize::{Plane, ResizeJob};
 use cuimg_abi::yuv::{Decode, Frame, Strides};
 
 /// A tiled kernel's source.
@@ -112,6 +112,25 @@ pub(super) const WINDOW_WORDS: usize = 9;
 #[inline(always)]
 pub(super) const fn window_words(n: usize) -> usize {
     n.div_ceil(4) + 1
+}
+
+/// Whether [`window`] may read a job's source `src`, of `C` channels: a packed image (rows
+/// back to back) that starts 4-byte aligned, as cuimg's own images are (not a view of a
+/// larger image, whose bytes between rows may be unwritten, nor a YUV frame).
+#[inline(always)]
+pub(super) fn words_readable<const C: usize>(src: &Plane, yuv: bool) -> bool {
+    !yuv && src.data.is_multiple_of(4) && src.pitch == src.width as u64 * C as u64
+}
+
+/// Whether the [`window`] of `n` bytes from byte `at` of a row lies inside the image, in
+/// every row of a [`words_readable`] image of `pitch`. For the row at offset `o`: its first
+/// word, aligned down from `data + o + at`, starts at or after `data` (itself aligned); its
+/// last ends at most at `data + o + at + 4 * window_words(n)`, within `data + o + pitch`,
+/// the next row's start or the image's end. The bytes around the taps are neighbouring
+/// pixels, written like them, and are shifted out unused.
+#[inline(always)]
+pub(super) fn window_in_rows(at: u64, n: usize, pitch: u64) -> bool {
+    at + 4 * window_words(n) as u64 <= pitch
 }
 
 /// The `n` bytes at `p` (`n` a constant, at most 32), byte `k` at
