@@ -162,7 +162,8 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                     a[i] = unsafe { weight::<R>(shorts, floats, j.xw as usize + x as usize * TX + i) };
                 }
                 // Columns wholly inside the source are read at constant offsets from the
-                // first (one address a row, not one a tap); the others through `cols`.
+                // first (one address a row, not one a tap), as words or, in kernels of fewer
+                // bytes a column, as bytes; the others through `cols`.
                 let inside = first >= 0 && first + TX as i64 <= j.src.width as i64;
                 // Read as words where a column's taps are 8 bytes or more (call 1 of session
                 // 10: the RGB8 linear's 6 bytes, 3 words, took 5% longer, the extra shifts
