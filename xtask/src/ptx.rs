@@ -56,9 +56,10 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
 /// Tiled kernels held to 4 blocks of 256 an SM (64 registers) instead of their prefix's 3,
 /// each measured faster so on the lent H100 (docs/BENCHMARKS.md, session 9, calls 4 and 5):
 /// at 3 blocks the batch kernels wait on their loads half the time. The first seven spill
-/// at most 4 bytes at 64 registers (ptxas, sm_90); the RGB8 cubic, Pillow's RGB8 kernels
-/// and the RGB8 linear into tensors spill 88 to 96 and still gained (Pillow's 16 to 31%,
-/// the cubic 3 to 12%, but 7% lost at 1080p to 224x224). The others are untried.
+/// at most 16 bytes at 64 registers (ptxas, sm_90, session 11's tree); the RGB8 cubic,
+/// Pillow's RGB8 kernels and the RGB8 linear into tensors spill 52 to 232 and still gained
+/// (Pillow's 16 to 31%, the cubic 3 to 12%, but 7% lost at 1080p to 224x224, in session 9).
+/// The others are untried.
 const FOUR_BLOCKS: &[&str] = &[
     "resize_separable2_c1",
     "resize_separable2_c1_tensor",
@@ -75,11 +76,12 @@ const FOUR_BLOCKS: &[&str] = &[
     // Their forms that read taps as words, measured so in session 10's call 1.
     "resize_pillow_tiled_words_c3",
     "resize_pillow_tiled_words_c3_tensor",
-    // The RGB8 area's (4 taps, and 8 across by 4 down), spilling 4 and 80 bytes: session
-    // 10, call 4.
+    // The RGB8 area's (4 taps, and 8 across by 4 down), spilling 4 and 80 bytes then (20
+    // and 72 in session 11's tree): session 10, call 4.
     "resize_area4_c3",
     "resize_area84_c3",
-    // Lanczos-4's Gray8 kernel, spilling 48 bytes: 8 to 14% faster (session 10, call 6).
+    // Lanczos-4's Gray8 kernel, spilling 48 bytes then (44 in session 11's tree): 8 to 14%
+    // faster (session 10, call 6).
     // Its RGB8 one (92 bytes) moved -4 to +3%, within the noise: left at 3 blocks.
     "resize_separable_c1",
 ];

@@ -4,6 +4,7 @@
 //! The names follow `cuda_std` so the kernels read like Rust-CUDA kernels.
 
 pub mod atomic;
+pub mod dot;
 pub mod shared;
 pub mod thread;
 pub mod vector;

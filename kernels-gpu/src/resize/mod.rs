@@ -36,6 +36,27 @@ fn clamp(i: i64, len: u32) -> u64 {
     }
 }
 
+/// [`clamp`] of the tables' `i32` indices, in 32 bits: the same index for every `i32` and
+/// length (64-bit compares took three instructions each).
+#[inline(always)]
+fn clamp32(i: i32, len: u32) -> u32 {
+    let last = (len.max(1) - 1).min(i32::MAX as u32) as i32;
+    i.min(last).max(0) as u32
+}
+
+/// The thread layout of a tile's output (phase 2 of the tiled kernels), the tile's columns
+/// from `x0` of an output `dw` wide: thread `t` makes pixels `xs .. xs + 4` of the tile's
+/// rows `yl`, `yl + step`, and so on. The tile's groups of 4 columns (16 in a whole tile)
+/// take the next power of two of lanes, so that a narrower tile (224 columns are 3.5 tiles:
+/// the last has 8 groups) puts every lane on its pixels, more rows at once, where 16 lanes a
+/// row left half of each warp idle.
+#[inline(always)]
+fn out_layout(t: u32, x0: u32, dw: u32) -> (u32, u32, u32) {
+    let groups = (dw - x0).min(cuimg_abi::resize::SEPARABLE_TILE_W).div_ceil(4);
+    let lg = 32 - (groups.max(1) - 1).leading_zeros();
+    (x0 + 4 * (t & ((1 << lg) - 1)), t >> lg, cuimg_abi::resize::SEPARABLE_THREADS >> lg)
+}
+
 /// Byte `c` of pixel `x` of row `y` of `p`.
 ///
 /// # Safety
@@ -83,10 +104,22 @@ unsafe fn frame<const C: usize>(j: &ResizeJob) {
     }
 }
 
-/// `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped.
+/// `saturate_cast<uchar>(float)`: nearest, ties to even, then clamped (NaN to 0, as
+/// `round_ties_even(v).clamp(0.0, 255.0) as u8` gives). One `cvt.rni.sat.u8.f32` (on Hopper
+/// one `F2IP`), where LLVM made seven instructions of that expression: a round, a NaN test
+/// and select, three min/max and a conversion.
 #[inline(always)]
 fn round_u8(v: f32) -> u8 {
-    core::f32::math::round_ties_even(v).clamp(0.0, 255.0) as u8
+    let d: u32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "cvt.rni.sat.u8.f32 {d}, {v};",
+            d = out(reg32) d, v = in(reg32) v,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d as u8
 }
 
 /// Nearest neighbour (see [`ResizeGather`]).

@@ -3,8 +3,11 @@
 //! the plan's rule, a constant of each kernel.
 
 use super::sink::{Sink, ToImage, ToTensor};
-use super::source::{Bytes, Source, WINDOW_WORDS, Yuv, YuvFrames, window, window_byte, window_in_rows, words_readable};
-use super::{clamp, job, round_u8};
+use super::source::{
+    Bytes, Source, WINDOW_WORDS, Yuv, YuvFrames, row, window, window_byte, window_in_rows, words_readable,
+};
+use super::{clamp32, job, out_layout, round_u8};
+use crate::device::dot::{dp2a_hi, dp2a_lo, prmt};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
 use cuimg_abi::resize::{
@@ -34,9 +37,12 @@ impl Vertical {
 
     /// Tap `k` (taps come last to first): row sum `s` weighted `b` by rule `R`. Taps past a
     /// plan's count have weight 0 and change nothing. `VEC`: every element of this one is
-    /// in the cubic's vector form, so its scalar sum is not kept.
+    /// in the cubic's vector form, so its scalar sum is not kept. `first`: the element's
+    /// first tap, whose float product is the sum (`0.0 + p` is `p` but for the sign of a
+    /// zero, which rounds to the same byte; LLVM, keeping that sign, added the 0.0).
     #[inline(always)]
-    fn step<const R: u32, const VEC: bool>(&mut self, k: usize, s: i32, b: i32) {
+    fn step<const R: u32, const VEC: bool>(&mut self, k: usize, s: i32, b: i32, first: bool) {
+        let add = |sum: f32, p: f32| if first { p } else { sum + p };
         match R {
             // OpenCV's `VResizeLinear<uchar>`: each product of the row over 16 shifted by 16.
             0 => self.int += (b * (s >> 4)) >> 16,
@@ -45,14 +51,14 @@ impl Vertical {
                 // S0*b0 + (S1*b1 + (S2*b2 + S3*b3)); the scalar form in `int`.
                 if k < 4 {
                     let scale = 1.0f32 / (2048.0 * 2048.0);
-                    self.float += s as f32 * (b as f32 * scale);
+                    self.float = add(self.float, s as f32 * (b as f32 * scale));
                 }
                 if !VEC {
                     self.int = self.int.wrapping_add(s.wrapping_mul(b));
                 }
             }
             // `sum += beta*buf` (`ResizeArea_Invoker`), the row's sum and weight as bits.
-            AREA => self.float += f32::from_bits(b as u32) * f32::from_bits(s as u32),
+            AREA => self.float = add(self.float, f32::from_bits(b as u32) * f32::from_bits(s as u32)),
             _ => self.int = self.int.wrapping_add(s.wrapping_mul(b)),
         }
     }
@@ -139,7 +145,9 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
     // Block-uniform tile loops: every thread of the block runs the same iterations, so the
     // barriers inside are reached by all.
     let mut ty = block_idx_y();
-    while ty < dh.div_ceil(rows) {
+    // `ty < dh.div_ceil(rows)` without the division (about 30 instructions a thread, the
+    // divisor not a constant), in 64 bits: the same for every `ty`, `rows` and `dh`.
+    while (ty as u64) * (rows as u64) < dh as u64 {
         let y0 = ty * rows;
         let y1 = (y0 + rows).min(dh) - 1;
         // SAFETY: rows `y0` and `y1` of the job's first-row table.
@@ -153,11 +161,12 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
             let x = x0 + xl;
             if x < dw {
                 // SAFETY: column `x`'s entries of the job's tables.
-                let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
+                let first32 = unsafe { *ints.add((j.x + x) as usize) };
+                let first = first32 as i64;
                 let mut a = [0i32; TX];
                 let mut cols = [0u32; TX];
                 for i in 0..TX {
-                    cols[i] = clamp(first + i as i64, j.src.width) as u32 * C as u32;
+                    cols[i] = clamp32(first32.wrapping_add(i as i32), j.src.width) * C as u32;
                     // SAFETY: as above.
                     a[i] = unsafe { weight::<R>(shorts, floats, j.xw as usize + x as usize * TX + i) };
                 }
@@ -180,12 +189,7 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                         unsafe { yuv_across::<C, TX, R>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
                     } else {
                         // SAFETY: rows of the source (clamped into it).
-                        let (line, line2) = unsafe {
-                            (
-                                src.add((clamp((r0 + k) as i64, j.src.height) * j.src.pitch) as usize),
-                                src.add((clamp((r0 + k2) as i64, j.src.height) * j.src.pitch) as usize),
-                            )
-                        };
+                        let (line, line2) = unsafe { (row(src, r0 + k, &j.src), row(src, r0 + k2, &j.src)) };
                         // SAFETY: `cols` clamped into the rows; where `inside`, taps `0..TX` are
                         // `cols[0] + i * C` (in the row: `first + TX <= width`), and where
                         // `words`, their windows' words are the image's.
@@ -200,24 +204,27 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                             }
                         }
                     };
+                    // Row k's sums from one address, channel `c` at a constant offset; row
+                    // k2's a constant further (an address a store took four instructions).
+                    let at = (k as u32 * C as u32 * W + xl) as usize;
+                    let row2 = (STEP1 * C as u32 * W) as usize;
                     for c in 0..C {
                         // SAFETY: k < span <= cap, so the index is below `tile_words`.
-                        unsafe { *sums.add(((k as u32 * C as u32 + c as u32) * W + xl) as usize) = acc[c] };
+                        unsafe { *sums.add(at + c * W as usize) = acc[c] };
                         if k2 < span {
                             // SAFETY: as above, for k2.
-                            unsafe { *sums.add(((k2 as u32 * C as u32 + c as u32) * W + xl) as usize) = acc2[c] };
+                            unsafe { *sums.add(at + row2 + c * W as usize) = acc2[c] };
                         }
                     }
                     k += 2 * STEP1 as i32;
                 }
             }
             sync_threads();
-            // 2. The output: thread `t` makes pixels `4 * (t % (W / 4))` .. + 4 of the tile's
-            //    rows `t / (W / 4)` and 16 after it (a tile has at most 32).
-            let xs = x0 + 4 * (t % (W / 4));
+            // 2. The output: four pixels a thread, of one row or more (`out_layout`; a
+            //    tile has at most 32).
+            let (xs, mut yl, step) = out_layout(t, x0, dw);
             // (A loop on `rows`, not on a constant 2: fully unrolled, its two bodies' values
             // live at once and spill.)
-            let mut yl = t / (W / 4);
             while yl < rows {
                 let y = y0 + yl;
                 // (`span` is at least 1 but where the shared memory holds no row.)
@@ -245,7 +252,7 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                     // its data and pitch.
                     unsafe { sink.store4::<C>(j.dst, xs as u64, y as u64, n as u64, &words, aligned) };
                 }
-                yl += SEPARABLE_THREADS / (W / 4);
+                yl += step;
             }
             // The next tile's sums overwrite these.
             sync_threads();
@@ -282,8 +289,8 @@ unsafe fn across<const C: usize, const T: usize, const R: u32, const INSIDE: boo
                     (*line.add(cols[i] as usize + c) as i32, *line2.add(cols[i] as usize + c) as i32)
                 }
             };
-            acc.add::<R>(c, px, a[i]);
-            acc2.add::<R>(c, px2, a[i]);
+            acc.add::<R>(c, px, a[i], i == 0);
+            acc2.add::<R>(c, px2, a[i], i == 0);
         }
     }
     (acc.sums::<R>(), acc2.sums::<R>())
@@ -311,8 +318,8 @@ unsafe fn across_words<const C: usize, const T: usize, const R: u32>(
     let (mut acc, mut acc2) = (Across::<C>::ZERO, Across::<C>::ZERO);
     for i in 0..T {
         for c in 0..C {
-            acc.add::<R>(c, window_byte(&w, i * C + c), a[i]);
-            acc2.add::<R>(c, window_byte(&w2, i * C + c), a[i]);
+            acc.add::<R>(c, window_byte(&w, i * C + c), a[i], i == 0);
+            acc2.add::<R>(c, window_byte(&w2, i * C + c), a[i], i == 0);
         }
     }
     (acc.sums::<R>(), acc2.sums::<R>())
@@ -388,52 +395,6 @@ fn gather4(w: &[u32; WINDOW_WORDS], ks: [usize; 4]) -> u32 {
     }
 }
 
-/// `prmt.b32`: byte `i` of the result is byte `s >> 4i & 7` of `b:a` (`a` bytes 0 to 3).
-#[inline(always)]
-fn prmt(a: u32, b: u32, s: u32) -> u32 {
-    let d: u32;
-    // SAFETY: register arithmetic only.
-    unsafe {
-        core::arch::asm!(
-            "prmt.b32 {d}, {a}, {b}, {s};",
-            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, s = in(reg32) s,
-            options(pure, nomem, nostack, preserves_flags)
-        )
-    };
-    d
-}
-
-/// `c + a.lo * b.byte0 + a.hi * b.byte1`: `a`'s halves signed, `b`'s bytes unsigned
-/// (`dp2a.lo.s32.u32`), the sum wrapping.
-#[inline(always)]
-fn dp2a_lo(a: u32, b: u32, c: i32) -> i32 {
-    let d: i32;
-    // SAFETY: register arithmetic only.
-    unsafe {
-        core::arch::asm!(
-            "dp2a.lo.s32.u32 {d}, {a}, {b}, {c};",
-            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
-            options(pure, nomem, nostack, preserves_flags)
-        )
-    };
-    d
-}
-
-/// `c + a.lo * b.byte2 + a.hi * b.byte3` (`dp2a.hi.s32.u32`; see [`dp2a_lo`]).
-#[inline(always)]
-fn dp2a_hi(a: u32, b: u32, c: i32) -> i32 {
-    let d: i32;
-    // SAFETY: register arithmetic only.
-    unsafe {
-        core::arch::asm!(
-            "dp2a.hi.s32.u32 {d}, {a}, {b}, {c};",
-            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
-            options(pure, nomem, nostack, preserves_flags)
-        )
-    };
-    d
-}
-
 /// A column's sums across, each channel: wrapping integer sums, or the area's float ones.
 struct Across<const C: usize> {
     int: [i32; C],
@@ -443,12 +404,14 @@ struct Across<const C: usize> {
 impl<const C: usize> Across<C> {
     const ZERO: Self = Across { int: [0; C], float: [0.0; C] };
 
-    /// Pixel value `v` of channel `c` times weight `a`, added by rule `R`.
+    /// Pixel value `v` of channel `c` times weight `a`, added by rule `R`; `first`: the
+    /// first tap, whose float product is the sum (see `Vertical::step`).
     #[inline(always)]
-    fn add<const R: u32>(&mut self, c: usize, v: i32, a: i32) {
+    fn add<const R: u32>(&mut self, c: usize, v: i32, a: i32, first: bool) {
         if R == AREA {
-            // `buf[dx] += S[sx]*alpha`, left to right.
-            self.float[c] += v as f32 * f32::from_bits(a as u32);
+            // `buf[dx] += S[sx]*alpha`, left to right, from `buf[dx] = 0`.
+            let p = v as f32 * f32::from_bits(a as u32);
+            self.float[c] = if first { p } else { self.float[c] + p };
         } else {
             self.int[c] = self.int[c].wrapping_add(v.wrapping_mul(a));
         }
@@ -481,8 +444,8 @@ unsafe fn yuv_across<const C: usize, const T: usize, const R: u32>(
         // SAFETY: rows from `Yuv::row`, of the caller's frame.
         let (p, p2) = unsafe { (y.rgb(first + i as i64, ra), y.rgb(first + i as i64, rb)) };
         for c in 0..C {
-            acc.add::<R>(c, p[c], a[i]);
-            acc2.add::<R>(c, p2[c], a[i]);
+            acc.add::<R>(c, p[c], a[i], i == 0);
+            acc2.add::<R>(c, p2[c], a[i], i == 0);
         }
     }
     (acc.sums::<R>(), acc2.sums::<R>())
@@ -527,7 +490,7 @@ impl Down {
                 // inside the tile's rows, 16-byte aligned.
                 let q = unsafe { *(self.sums.add(at as usize) as *const Quad) };
                 for i in 0..4 {
-                    v[i].step::<R, VEC>(k, q.0[i], b[k]);
+                    v[i].step::<R, VEC>(k, q.0[i], b[k], n == 0);
                 }
             }
             for i in 0..4 {

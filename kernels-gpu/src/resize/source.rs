@@ -4,7 +4,7 @@
 //! so the resize's sums are the reference's over the decoded image. The image kernels take
 //! [`Bytes`], whose [`Source::YUV`] is false: their code is as it was.
 
-use super::clamp;
+use super::{clamp, clamp32};
 use cuimg_abi::resize::{Plane, ResizeJob};
 use cuimg_abi::yuv::{Decode, Frame, Strides};
 
@@ -102,6 +102,18 @@ impl Yuv {
         let p = self.coef.rgb(l, self.coef.chroma(u, v));
         [p[0] as i32, p[1] as i32, p[2] as i32, 255]
     }
+}
+
+/// The first byte of row `r` of the image `src` at `data`, `r` clamped into it (by
+/// `clamp32`: `clamp`'s 64-bit compares and product took a dozen instructions a row).
+///
+/// # Safety
+/// `data` is `src`'s first byte and `src` describes readable memory of at least one row.
+#[inline(always)]
+pub(super) unsafe fn row(data: *const u8, r: i32, src: &Plane) -> *const u8 {
+    let r = clamp32(r, src.height);
+    // SAFETY: the clamped row lies in the image (the caller's contract).
+    unsafe { data.add((r as u64 * src.pitch) as usize) }
 }
 
 /// The most aligned words a [`window`] reads (a column's 8 taps of 4 channels, 32 bytes,

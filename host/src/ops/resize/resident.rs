@@ -48,8 +48,8 @@ impl Block {
 pub(super) struct Placed<'a>(&'a [u64], &'a Spans);
 
 impl Placed<'_> {
-    pub fn spans(&self) -> Spans {
-        *self.1
+    pub fn spans(&self) -> &Spans {
+        self.1
     }
 
     /// Part `i`'s offset in elements of `T` from the arena's start (the kernels' tables are

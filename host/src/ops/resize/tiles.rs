@@ -2,6 +2,7 @@
 //! whose source rows are summed once into shared memory (see `ResizeSeparable`), and the
 //! choice of a tile's rows.
 
+use std::borrow::Borrow;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use cuimg_abi::resize::{SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
@@ -93,8 +94,10 @@ pub fn force_tile_rows(rows: u32) {
 /// cycle per scheduler with three), so three resident tiles are not three times one.
 const SM_SPEEDUP: u64 = 2;
 
-/// One job as the tile choice sees it: its plan's spans, its output's height and width.
-pub(super) type TileRows = (Spans, u32, u32);
+/// One job as the tile choice sees it: its plan's spans (borrowed from the stream's record
+/// of resident plans: copying them, 256 bytes a job, took half the choice's time for a batch
+/// of 256), its output's height and width.
+pub(super) type TileRows<'a> = (&'a Spans, u32, u32);
 
 /// The rows of a tile (see `ResizeSeparable`) for every job of a launch, and the shared
 /// words it then needs, for values of `value_bytes` (4: the separable kernels' sums; 1:
@@ -109,7 +112,7 @@ pub(super) type TileRows = (Spans, u32, u32);
 /// in tall tiles is a few tiles on a GPU of a hundred SMs (1080p to 224x224 is 56 tiles of
 /// 16 rows), each summing its rows one after another; short tiles sum rows twice, and past
 /// one tile an SM they queue. Ties go to the taller tile.
-pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, sms: u64) -> Option<Shape> {
+pub(super) fn tile_shape<S: Borrow<Spans>>(jobs: &[(S, u32, u32)], channels: usize, value_bytes: u32, sms: u64) -> Option<Shape> {
     let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
     // The jobs summed once (a batch is 256 of them, and 32 heights are weighed): each
     // height's largest span (none where a job has none), and the outputs' distinct sizes.
@@ -117,7 +120,7 @@ pub(super) fn tile_shape(jobs: &[TileRows], channels: usize, value_bytes: u32, s
     // would not fit the tile either, so both give no shape of that height).
     let mut most = [0u32; TILE_HEIGHTS];
     for (spans, ..) in jobs {
-        for (m, s) in most.iter_mut().zip(spans) {
+        for (m, s) in most.iter_mut().zip(spans.borrow()) {
             *m = (*m).max(s.unwrap_or(u32::MAX));
         }
     }
@@ -205,7 +208,7 @@ mod tests {
     /// job by job, as the first form did): the one-pass sums choose the same.
     #[test]
     fn a_ragged_batch_gets_the_shape_its_jobs_one_by_one_give() {
-        let one_by_one = |jobs: &[TileRows], channels: usize, sms: u64| {
+        let one_by_one = |jobs: &[(Spans, u32, u32)], channels: usize, sms: u64| {
             let per_row = SEPARABLE_TILE_W * channels as u32 * 4;
             let pass = (SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64;
             let mut best: Option<(u64, u32, u32)> = None;
@@ -235,7 +238,7 @@ mod tests {
             (seed >> 33) % n
         };
         for case in 0..40 {
-            let jobs: Vec<TileRows> = (0..1 + next(300))
+            let jobs: Vec<(Spans, u32, u32)> = (0..1 + next(300))
                 .map(|_| {
                     let (sh, dh) = (1 + next(1200) as u32, 1 + next(400) as u32);
                     let first: Vec<i32> = (0..dh).map(|y| (y as u64 * sh as u64 / dh as u64) as i32).collect();
