@@ -14,17 +14,23 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::plan::Plan;
-use super::tiles::Spans;
+use super::tiles::{NO_SPAN, Spans, TILE_HEIGHTS};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceBuffer, Stream};
 
 /// A plan's tables as one block: its parts, each at an 8-byte boundary; and what the
 /// launches ask of it each call, worked out once (the spans of its tiles).
-#[derive(Default)]
 pub(super) struct Block {
     bytes: Vec<u8>,
     parts: Vec<u64>,
     spans: Spans,
+}
+
+impl Default for Block {
+    /// No parts, and no spans (a plan without tiles).
+    fn default() -> Block {
+        Block { bytes: Vec::new(), parts: Vec::new(), spans: [NO_SPAN; TILE_HEIGHTS] }
+    }
 }
 
 impl Block {
