@@ -100,8 +100,7 @@ pub fn force_tile_rows(rows: u32) {
 const SM_SPEEDUP: u64 = 2;
 
 /// One job as the tile choice sees it: its plan's spans (borrowed from the stream's record
-/// of resident plans: copying them, 256 bytes a job, took half the choice's time for a batch
-/// of 256), its output's height and width.
+/// of resident plans, not copied), its output's height and width.
 pub(super) type TileRows<'a> = (&'a Spans, u32, u32);
 
 /// The rows of a tile (see `ResizeSeparable`) for every job of a launch, and the shared
