@@ -190,6 +190,18 @@ pub struct ResizePillow {
 /// `premultiply`: colors are multiplied by alpha as they are read and divided by it as
 /// they are written (Pillow's `RGBa` and `La`; the kernels of 1 and 3 channels, which have
 /// no alpha, ignore it).
+///
+/// The `_planes` kernels (one channel and three, no alpha) read both passes' weights in
+/// the planes form, the taps in groups of four (`taps.div_ceil(4)` groups, the taps past
+/// the plan's weighted 0): output column `x`'s taps are the `4 * groups` source columns
+/// from `ints[job.x + x]`, all of them in the source; output row `y`'s the rows from
+/// `ints[job.y + y]`, as above. Group `g` of column `x` is a 16-byte vector, the words
+/// `weights[job.xw + 4 * (g * dst.width + x) ..][..4]` read as `u32` (of row `y`,
+/// `weights[job.yw + 4 * (g * dst.height + y) ..]`; `job.xw` and `job.yw` multiples of 4,
+/// the tables 16-byte aligned): the four taps' low bytes (`w & 0xFF`, tap `i` in byte `i`),
+/// the signed rests (`w >> 8`) of taps 0 and 1, then of taps 2 and 3, as 16-bit halves
+/// (the lower tap in the low half), and a word unused. Each weight is `low + 256 * rest`,
+/// so the kernels' dot products sum what the other form sums.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ResizePillowTiled {
@@ -334,6 +346,9 @@ kernels! {
     /// The same, reading the horizontal pass's taps four at a time as words.
     ResizePillowTiledWordsC3 = resize_pillow_tiled_words_c3(ResizePillowTiled);
     ResizePillowTiledWordsC4 = resize_pillow_tiled_words_c4(ResizePillowTiled);
+    /// The horizontal pass by dot products, its tables the planes form.
+    ResizePillowTiledPlanesC1 = resize_pillow_tiled_planes_c1(ResizePillowTiled);
+    ResizePillowTiledPlanesC3 = resize_pillow_tiled_planes_c3(ResizePillowTiled);
     /// The tiled kernels into tensors ([`ResizeSeparableTensor`], [`ResizePillowTiledTensor`]).
     ResizeSeparable2C1Tensor = resize_separable2_c1_tensor(ResizeSeparableTensor);
     ResizeSeparable2C2Tensor = resize_separable2_c2_tensor(ResizeSeparableTensor);
@@ -353,6 +368,8 @@ kernels! {
     ResizePillowTiledC4Tensor = resize_pillow_tiled_c4_tensor(ResizePillowTiledTensor);
     ResizePillowTiledWordsC3Tensor = resize_pillow_tiled_words_c3_tensor(ResizePillowTiledTensor);
     ResizePillowTiledWordsC4Tensor = resize_pillow_tiled_words_c4_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledPlanesC1Tensor = resize_pillow_tiled_planes_c1_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledPlanesC3Tensor = resize_pillow_tiled_planes_c3_tensor(ResizePillowTiledTensor);
     /// YUV frames decoded to RGB into tensors ([`ResizeSeparableYuv`], [`ResizePillowTiledYuv`]).
     ResizeSeparable2YuvTensor = resize_separable2_yuv_tensor(ResizeSeparableYuv);
     ResizeSeparable4YuvTensor = resize_separable4_yuv_tensor(ResizeSeparableYuv);

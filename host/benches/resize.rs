@@ -56,6 +56,14 @@ struct Opts {
     out: PathBuf,
     images: PathBuf,
     dump: Option<PathBuf>,
+    /// `--only PREFIX`: the filters whose names start with it (every row else).
+    only: Option<String>,
+}
+
+impl Opts {
+    fn runs(&self, filter: &str) -> bool {
+        self.only.as_ref().is_none_or(|p| filter.starts_with(p.as_str()))
+    }
 }
 
 fn opts() -> Opts {
@@ -65,6 +73,7 @@ fn opts() -> Opts {
         out: PathBuf::from("bench-out"),
         images: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos"),
         dump: None,
+        only: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -74,9 +83,15 @@ fn opts() -> Opts {
             "--out" => o.out = args.next().expect("--out DIR").into(),
             "--images" => o.images = args.next().expect("--images DIR").into(),
             "--dump" => o.dump = Some(args.next().expect("--dump DIR").into()),
+            "--only" => o.only = Some(args.next().expect("--only PREFIX")),
+            // Pillow's plans without the kernels that sum four taps by dot products, to time
+            // the kernels they replace in the same session.
+            "--no-planes" => cuimg::ops::resize::pillow_planes(false),
             "--bench" => {}
             other => {
-                panic!("unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR]")
+                panic!(
+                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes]"
+                )
             }
         }
     }
@@ -166,7 +181,7 @@ fn main() {
             inputs.push(dump(d, &format!("{sw}x{sh}-rgb8"), &rgb));
             inputs.push(dump(d, &format!("{sw}x{sh}-gray8"), &gray));
         }
-        for (name, filter) in Filter::ALL {
+        for (name, filter) in Filter::ALL.into_iter().filter(|(name, _)| o.runs(name)) {
             for (format, c) in [("RGB8", 3u64), ("Gray8", 1)] {
                 let (med, min, queued, host) = match c {
                     3 => single(&s, &rgb, (dw, dh), filter, warm, runs),
@@ -207,7 +222,7 @@ fn main() {
         profile_batch(&s, &src, &mut dst, &views);
         return;
     }
-    for name in BATCH_FILTERS {
+    for name in BATCH_FILTERS.into_iter().filter(|n| o.runs(n)) {
         let filter: Filter = name.parse().unwrap();
         // The first call plans every size (plans are kept for the process after it): as a
         // batch of sizes never seen costs.
@@ -240,7 +255,7 @@ fn main() {
     // Letterboxes, the ML case: each photo fitted into 224x224 and padded (gray 114), the
     // padding written by the resize launch itself.
     let mut boxed = s.alloc_batch::<Rgb8>(&vec![(224, 224); 256]).unwrap();
-    for name in ["cv-linear", "pil-bilinear"] {
+    for name in ["cv-linear", "pil-bilinear"].into_iter().filter(|n| o.runs(n)) {
         let filter: Filter = name.parse().unwrap();
         let layouts: Vec<cuimg::ResizeLayout> = sizes
             .iter()
@@ -268,7 +283,7 @@ fn main() {
     let dviews: Vec<_> = singles.iter().map(|d| d.view()).collect();
     let spec = tensor_spec();
     let mut tensor = s.alloc_tensor(spec.shape_of::<Rgb8>(256, 224, 224)).unwrap();
-    for name in TENSOR_FILTERS {
+    for name in TENSOR_FILTERS.into_iter().filter(|n| o.runs(n)) {
         let filter: Filter = name.parse().unwrap();
         let one = |_| s.resize_to_tensor(&dviews, 224, 224, filter, &spec, &mut tensor, 0);
         let (med, min) = time_gpu(&s, warm, runs, one);
@@ -306,7 +321,7 @@ fn main() {
     let mut decoded: Vec<DeviceImage<Rgb8>> = (0..64).map(|_| s.alloc::<Rgb8>(1920, 1080).unwrap()).collect();
     let mut small = s.alloc_batch::<Rgb8>(&vec![(224, 224); 64]).unwrap();
     let yuv = cuimg::YuvSpec::default();
-    for name in ["cv-linear", "pil-bilinear"] {
+    for name in ["cv-linear", "pil-bilinear"].into_iter().filter(|n| o.runs(n)) {
         let filter: Filter = name.parse().unwrap();
         let one = |_| s.yuv_resize_to_tensor(&frame_refs, yuv, 224, 224, filter, &spec, &mut video, 0);
         let (med, min) = time_gpu(&s, warm, runs, one);

@@ -5,6 +5,41 @@
 use cuimg::{CvInterpolation, Filter, Gray8, Image, La8, PilFilter, Rgb8, Rgba8, SourceBox, cpu};
 use cuimg_tests::{fnv1a, splitmix_bytes};
 
+/// `Gpu::resize` and `Gpu::resize_batch` on a stream of their own, each output poisoned
+/// first (random bytes uploaded where the resize writes), so that a pixel no kernel writes
+/// fails the comparison: a fresh allocation may hold an earlier call's same bytes (initcheck
+/// flagged such a download once, session 12).
+struct Poisoned(cuimg::Stream, std::cell::Cell<u64>);
+
+impl Poisoned {
+    fn new(gpu: &cuimg::Gpu) -> Poisoned {
+        Poisoned(gpu.stream().unwrap(), std::cell::Cell::new(1000))
+    }
+
+    fn poison<P: cuimg::Pixel>(&self, w: u32, h: u32) -> Image<P> {
+        self.1.set(self.1.get() + 1);
+        Image::from_bytes(w, h, &splitmix_bytes(self.1.get(), (w * h) as usize * P::CHANNELS)).unwrap()
+    }
+
+    fn resize<P: cuimg::Pixel>(&self, img: &cuimg::ImageView<'_, P>, w: u32, h: u32, f: Filter) -> Image<P> {
+        let s = &self.0;
+        let src = s.upload(img).unwrap();
+        let mut dst = s.upload(&self.poison::<P>(w, h).view()).unwrap();
+        s.resize(&src, &mut dst, f).unwrap();
+        s.download(&dst).unwrap()
+    }
+
+    fn batch<P: cuimg::Pixel>(&self, imgs: &[cuimg::ImageView<'_, P>], w: u32, h: u32, f: Filter) -> Vec<Image<P>> {
+        let s = &self.0;
+        let src = s.upload_batch(imgs).unwrap();
+        let poison: Vec<Image<P>> = imgs.iter().map(|_| self.poison(w, h)).collect();
+        let views: Vec<_> = poison.iter().map(|p| p.view()).collect();
+        let mut dst = s.upload_batch(&views).unwrap();
+        s.resize_batch(&src, &mut dst, f).unwrap();
+        s.download_batch(&dst).unwrap()
+    }
+}
+
 /// One golden line: `key=value` fields.
 struct Case<'a> {
     fields: Vec<(&'a str, &'a str)>,
@@ -380,6 +415,7 @@ fn planar_images_resize_each_plane_as_the_references_do() {
 #[test]
 fn assorted_tiles_and_pillow_plans_too_tall_for_one_match_the_reference() {
     let Some(gpu) = cuimg_tests::gpu() else { return };
+    let p = Poisoned::new(&gpu);
     let img = Image::<Rgba8>::from_bytes(901, 677, &splitmix_bytes(77, 901 * 677 * 4)).unwrap();
     let gray = Image::<Gray8>::from_bytes(901, 677, &splitmix_bytes(78, 901 * 677)).unwrap();
     let cases = [
@@ -400,11 +436,11 @@ fn assorted_tiles_and_pillow_plans_too_tall_for_one_match_the_reference() {
     for (name, (w, h)) in cases {
         let f: Filter = name.parse().unwrap();
         let want = cpu::resize(&img.view(), w, h, f).unwrap();
-        assert_eq!(gpu.resize(&img.view(), w, h, f).unwrap(), want, "{name} RGBA to {w}x{h}");
+        assert_eq!(p.resize(&img.view(), w, h, f), want, "{name} RGBA to {w}x{h}");
         let want_gray = cpu::resize(&gray.view(), w, h, f).unwrap();
-        assert_eq!(gpu.resize(&gray.view(), w, h, f).unwrap(), want_gray, "{name} gray to {w}x{h}");
+        assert_eq!(p.resize(&gray.view(), w, h, f), want_gray, "{name} gray to {w}x{h}");
         let views = [img.view(), img.view()];
-        let got = gpu.resize_batch(&views, w, h, f).unwrap();
+        let got = p.batch(&views, w, h, f);
         assert_eq!(got, vec![want.clone(), want], "{name} RGBA to {w}x{h} in a batch");
     }
 }
@@ -415,6 +451,7 @@ fn assorted_tiles_and_pillow_plans_too_tall_for_one_match_the_reference() {
 #[test]
 fn tiles_of_any_height_match_the_reference() {
     let Some(gpu) = cuimg_tests::gpu() else { return };
+    let p = Poisoned::new(&gpu);
     let img = Image::<Rgb8>::from_bytes(301, 233, &splitmix_bytes(80, 301 * 233 * 3)).unwrap();
     let gray = Image::<Gray8>::from_bytes(301, 233, &splitmix_bytes(81, 301 * 233)).unwrap();
     let cases = [
@@ -439,13 +476,9 @@ fn tiles_of_any_height_match_the_reference() {
         cuimg::ops::resize::force_tile_rows(rows);
         for (f, w, h, want, want_gray) in &wants {
             let (f, w, h) = (*f, *w, *h);
-            assert_eq!(&gpu.resize(&img.view(), w, h, f).unwrap(), want, "{f} RGB to {w}x{h} in tiles of {rows} rows");
-            assert_eq!(
-                &gpu.resize(&gray.view(), w, h, f).unwrap(),
-                want_gray,
-                "{f} gray to {w}x{h} in tiles of {rows}"
-            );
-            let got = gpu.resize_batch(&[img.view(), img.view()], w, h, f).unwrap();
+            assert_eq!(&p.resize(&img.view(), w, h, f), want, "{f} RGB to {w}x{h} in tiles of {rows} rows");
+            assert_eq!(&p.resize(&gray.view(), w, h, f), want_gray, "{f} gray to {w}x{h} in tiles of {rows}");
+            let got = p.batch(&[img.view(), img.view()], w, h, f);
             assert!(got.iter().all(|g| g == want), "{f} RGB to {w}x{h} in a batch, tiles of {rows} rows");
         }
     }
@@ -518,4 +551,63 @@ fn images_of_their_own_resize_into_a_batch_as_the_reference() {
         s.resize_images(&views, &mut one, "cv-linear".parse().unwrap()),
         Err(cuimg::Error::WrongLength { .. })
     ));
+}
+
+/// Pillow's horizontal pass four taps at a time by dot products (the `_planes` kernels,
+/// Gray8 and RGB8), and without them, against the reference: rows whose bytes end at each
+/// alignment (widths 4k to 4k + 3, so the last group's words may or may not run past the
+/// row), inputs barely as wide as a column's groups, crops (views, read a byte a load),
+/// single and in ragged batches, every resampling filter down and up.
+#[test]
+fn pillow_by_dot_products_matches_the_reference_on_and_off() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let p = Poisoned::new(&gpu);
+    let s = gpu.stream().unwrap();
+    let sizes = [(100, 37), (101, 40), (102, 41), (103, 9), (8, 8), (9, 5), (20, 11), (641, 479)];
+    let outs = [(33, 13), (50, 20), (3, 2), (7, 30), (224, 224), (2, 1)];
+    let filters = ["pil-box", "pil-bilinear", "pil-hamming", "pil-bicubic", "pil-lanczos"];
+    // Under the sanitizers, two filters (the fewest and the most taps) and three sizes.
+    let (outs, filters) =
+        if cuimg_tests::sanitizing() { (&outs[..3], &filters[3..]) } else { (&outs[..], &filters[..]) };
+    let rgb: Vec<Image<Rgb8>> =
+        sizes.iter().enumerate().map(|(i, &(w, h))| cuimg_tests::random(w, h, 300 + i as u64)).collect();
+    let gray: Vec<Image<Gray8>> =
+        sizes.iter().enumerate().map(|(i, &(w, h))| cuimg_tests::random(w, h, 400 + i as u64)).collect();
+    let crop = cuimg::Rect::new(3, 2, 90, 30);
+    let dev_rgb = s.upload(&rgb[1].view()).unwrap();
+    let dev_gray = s.upload(&gray[1].view()).unwrap();
+    let before = cuimg::ops::resize::pillow_planes_launches();
+    for on in [true, false] {
+        cuimg::ops::resize::pillow_planes(on);
+        for &name in filters {
+            let f: Filter = name.parse().unwrap();
+            for &(w, h) in outs {
+                let want: Vec<_> = rgb.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
+                let want_gray: Vec<_> = gray.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
+                for (i, img) in rgb.iter().enumerate() {
+                    assert_eq!(p.resize(&img.view(), w, h, f), want[i], "{name} RGB {i} to {w}x{h}, planes {on}");
+                    let g = p.resize(&gray[i].view(), w, h, f);
+                    assert_eq!(g, want_gray[i], "{name} gray {i} to {w}x{h}, planes {on}");
+                }
+                let views: Vec<_> = rgb.iter().map(|i| i.view()).collect();
+                assert_eq!(p.batch(&views, w, h, f), want, "{name} RGB batch to {w}x{h}, planes {on}");
+                let views: Vec<_> = gray.iter().map(|i| i.view()).collect();
+                assert_eq!(p.batch(&views, w, h, f), want_gray, "{name} gray batch to {w}x{h}, planes {on}");
+                // Crops of a device image: rows apart by more than their pixels.
+                let mut out = s.upload(&p.poison::<Rgb8>(w, h).view()).unwrap();
+                s.resize(&dev_rgb.roi(crop).unwrap(), &mut out, f).unwrap();
+                let want_crop = cpu::resize(&rgb[1].view().roi(crop).unwrap(), w, h, f).unwrap();
+                assert_eq!(s.download(&out).unwrap(), want_crop, "{name} RGB crop to {w}x{h}, planes {on}");
+                let mut out = s.upload(&p.poison::<Gray8>(w, h).view()).unwrap();
+                s.resize(&dev_gray.roi(crop).unwrap(), &mut out, f).unwrap();
+                let want_crop = cpu::resize(&gray[1].view().roi(crop).unwrap(), w, h, f).unwrap();
+                assert_eq!(s.download(&out).unwrap(), want_crop, "{name} gray crop to {w}x{h}, planes {on}");
+            }
+        }
+        let ran = cuimg::ops::resize::pillow_planes_launches() - before;
+        if on {
+            assert!(ran > 20, "the planes kernels ran {ran} times");
+        }
+    }
+    cuimg::ops::resize::pillow_planes(true);
 }

@@ -49,7 +49,9 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     // The area's separable kernels (not `resize_area_c*`, a pixel a thread): the same.
     ("resize_area4", cuimg_abi::resize::SEPARABLE_THREADS, 3),
     ("resize_area8", cuimg_abi::resize::SEPARABLE_THREADS, 3),
-    // Pillow's two passes in one tiled launch: the same blocks.
+    // Pillow's two passes in one tiled launch: the same blocks. Their RGB8 forms by dot
+    // products (`_planes`) too: at 4 blocks (216 bytes spilled) the batch's Pillow rows
+    // took 4 to 11% longer than at 3 (96 then, 80 in session 12's final tree), call 1.
     ("resize_pillow_tiled", cuimg_abi::resize::SEPARABLE_THREADS, 3),
 ];
 

@@ -85,3 +85,26 @@ pub unsafe fn load_global_u32(p: *const u32) -> u32 {
     };
     v
 }
+
+/// The 16 bytes at `p`, loaded as global memory in one access (`ld.global.v4.b32`; see
+/// [`load_global_u32`]).
+///
+/// # Safety
+/// `p` is 16-byte aligned and points at 16 readable bytes of global memory.
+#[inline(always)]
+pub unsafe fn load_global_v16(p: *const V16) -> V16 {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract, as `load_global_u32`'s.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .b64 g; cvta.to.global.u64 g, {p}; ld.global.v4.b32 {{{a}, {b}, {c}, {d}}}, [g]; }}",
+            a = out(reg32) a,
+            b = out(reg32) b,
+            c = out(reg32) c,
+            d = out(reg32) d,
+            p = in(reg64) p,
+            options(pure, readonly, nostack, preserves_flags)
+        )
+    };
+    V16([a, b, c, d])
+}

@@ -393,6 +393,7 @@ resize_kernels!(
 );
 
 mod pillow;
+mod planes;
 mod separable;
 mod sink;
 mod source;

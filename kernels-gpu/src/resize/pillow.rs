@@ -2,10 +2,12 @@
 //! vertical one in one tiled launch. 22-bit fixed point, each pass clipped to a byte, as
 //! the CPU reference (`host/src/ops/resize/exec.rs`) computes it.
 
+use super::planes::{down, fast_groups, sums};
 use super::sink::{Sink, ToImage, ToTensor};
 use super::source::{Bytes, Source, WINDOW_WORDS, YuvFrames, row, window, window_byte, window_in_rows, words_readable};
 use super::{at, clamp, clamp32, frame, job, out_layout, put};
 use crate::device::shared;
+use crate::device::vector::V16;
 use crate::device::thread::{
     block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x,
 };
@@ -93,6 +95,9 @@ fn clip8(ss: i32) -> u32 {
 /// which the host picks for RGB and RGBA plans of many taps: session 10 measured them 13
 /// to 25% faster there, but up to a third slower for few taps or one channel, where the
 /// extra registers spill and the shifts outweigh the loads saved).
+/// `PLANES`: the horizontal pass four taps at a time by dot products ([`super::planes`]),
+/// its tables the planes form (`cuimg_abi::resize::ResizePillowTiled`): the `_planes`
+/// kernels, of one channel and of three.
 ///
 /// # Safety
 /// `p.jobs` holds `gridDim.z` jobs of valid planes; the tables hold, at each job's offsets,
@@ -102,7 +107,7 @@ fn clip8(ss: i32) -> u32 {
 /// what `sink` writes, its source what `source` reads.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
+unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S: Sink, Src: Source>(
     p: ResizePillowTiled,
     sink: S,
     source: Src,
@@ -149,7 +154,8 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
             if x < dw {
                 // SAFETY: column `x`'s entries of the job's tables.
                 let first = unsafe { *ints.add((j.x + x) as usize) } as i64;
-                let wx = j.xw as usize + x as usize * xt;
+                // (The planes form's vectors of column `x` start at its `x`th.)
+                let wx = if PLANES { j.xw as usize / 4 + x as usize } else { j.xw as usize + x as usize * xt };
                 // `WORDS`: the column's taps in groups of four read as windows (`window`), the
                 // rest a byte a load, where its taps lie in the row and the last group's
                 // window fits in every row (as in `separable`).
@@ -164,6 +170,9 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
                 } else {
                     0
                 };
+                // `PLANES`: the taps in groups of four, the first `fast` read as words.
+                let fast =
+                    if PLANES { fast_groups::<C>(packed, first, xt.div_ceil(4) as u32, j.src.width, j.src.pitch) } else { 0 };
                 // Two rows an iteration, as `separable` does (each weight read once for both).
                 let mut k = (t / W) as i32;
                 while k < span {
@@ -183,6 +192,15 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
                                 acc2[c] = acc2[c].wrapping_add(p2[c].wrapping_mul(w));
                             }
                         }
+                    } else if PLANES {
+                        // SAFETY: rows of the source (clamped into it); column `x`'s vectors,
+                        // `dw` apart (the planes form: `xw` a multiple of 4 words), and
+                        // `fast` windows that lie in the rows (`fast_groups`).
+                        (acc, acc2) = unsafe {
+                            let lines = (row(src, r0 + k, &j.src), row(src, r0 + k2, &j.src));
+                            let words = (weights as *const V16).add(wx);
+                            sums::<C>(lines, first as i32, (xt.div_ceil(4) as u32, fast), words, dw as usize, j.src.width, HALF)
+                        };
                     } else {
                         // SAFETY: rows of the source (clamped into it).
                         let (line, line2) = unsafe { (row(src, r0 + k, &j.src), row(src, r0 + k2, &j.src)) };
@@ -281,9 +299,17 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, S: Sink, Src: Source>(
                     let n = 4u32.min(dw - xs);
                     // SAFETY: row `y`'s entries of the job's tables.
                     let kk = unsafe { *ints.add((j.y + y) as usize) } - r0;
-                    let wy = j.yw as usize + y as usize * yt;
                     let mut acc = [[HALF; C]; 4];
-                    for k in 0..yt {
+                    if PLANES {
+                        // SAFETY: the tile's `span` rows; `xs - x0` is a multiple of 4 below
+                        // `W` (`out_layout`); row `y`'s vectors, `dh` apart (the planes form).
+                        acc = unsafe {
+                            let words = (weights as *const V16).add(j.yw as usize / 4 + y as usize);
+                            down::<C, { W as usize }>(bytes, (xs - x0) as usize, (kk, span), yt.div_ceil(4) as u32, words, dh as usize, HALF)
+                        };
+                    }
+                    let wy = j.yw as usize + y as usize * yt;
+                    for k in 0..if PLANES { 0 } else { yt } {
                         // A valid plan's rows lie in `0..span`; others are read clamped into it
                         // (as `separable`'s `Down::four` does, without a branch a tap).
                         let r = (kk + k as i32).min(span - 1).max(0);
@@ -337,7 +363,7 @@ resize_kernels!(
 );
 /// Pillow's tiled kernels into images and into tensors.
 macro_rules! pillow_tiled_kernels {
-    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $words:literal]),*) => {
+    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal, $words:literal, $planes:literal]),*) => {
         $(
             /// See [`pillow_tiled`]; one block of `SEPARABLE_THREADS` a tile.
             ///
@@ -346,7 +372,7 @@ macro_rules! pillow_tiled_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(p: ResizePillowTiled) {
                 // SAFETY: forwarded contract.
-                unsafe { pillow_tiled::<$c, $words, _, _>(p, ToImage, Bytes) }
+                unsafe { pillow_tiled::<$c, $words, $planes, _, _>(p, ToImage, Bytes) }
             }
             abi!(cuimg_abi::resize::$marker, $name);
 
@@ -358,7 +384,7 @@ macro_rules! pillow_tiled_kernels {
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $tensor(p: ResizePillowTiledTensor) {
                 // SAFETY: forwarded contract.
-                unsafe { pillow_tiled::<$c, $words, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
+                unsafe { pillow_tiled::<$c, $words, $planes, _, _>(p.resize, ToTensor { out: p.out }, Bytes) }
             }
             abi!(cuimg_abi::resize::$tensor_marker, $tensor);
         )*
@@ -366,17 +392,18 @@ macro_rules! pillow_tiled_kernels {
 }
 
 pillow_tiled_kernels!(
-    [resize_pillow_tiled_c1, ResizePillowTiledC1, resize_pillow_tiled_c1_tensor, ResizePillowTiledC1Tensor, 1, false],
-    [resize_pillow_tiled_c2, ResizePillowTiledC2, resize_pillow_tiled_c2_tensor, ResizePillowTiledC2Tensor, 2, false],
-    [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3, false],
-    [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4, false],
+    [resize_pillow_tiled_c1, ResizePillowTiledC1, resize_pillow_tiled_c1_tensor, ResizePillowTiledC1Tensor, 1, false, false],
+    [resize_pillow_tiled_c2, ResizePillowTiledC2, resize_pillow_tiled_c2_tensor, ResizePillowTiledC2Tensor, 2, false, false],
+    [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3, false, false],
+    [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4, false, false],
     [
         resize_pillow_tiled_words_c3,
         ResizePillowTiledWordsC3,
         resize_pillow_tiled_words_c3_tensor,
         ResizePillowTiledWordsC3Tensor,
         3,
-        true
+        true,
+        false
     ],
     [
         resize_pillow_tiled_words_c4,
@@ -384,6 +411,25 @@ pillow_tiled_kernels!(
         resize_pillow_tiled_words_c4_tensor,
         ResizePillowTiledWordsC4Tensor,
         4,
+        true,
+        false
+    ],
+    [
+        resize_pillow_tiled_planes_c1,
+        ResizePillowTiledPlanesC1,
+        resize_pillow_tiled_planes_c1_tensor,
+        ResizePillowTiledPlanesC1Tensor,
+        1,
+        false,
+        true
+    ],
+    [
+        resize_pillow_tiled_planes_c3,
+        ResizePillowTiledPlanesC3,
+        resize_pillow_tiled_planes_c3_tensor,
+        ResizePillowTiledPlanesC3Tensor,
+        3,
+        false,
         true
     ]
 );
@@ -397,6 +443,6 @@ pillow_tiled_kernels!(
 pub unsafe extern "ptx-kernel" fn resize_pillow_tiled_yuv_tensor(p: ResizePillowTiledYuv) {
     let source = YuvFrames { layout: p.layout, coef: p.coef };
     // SAFETY: forwarded contract.
-    unsafe { pillow_tiled::<3, false, _, _>(p.resize, ToTensor { out: p.out }, source) }
+    unsafe { pillow_tiled::<3, false, false, _, _>(p.resize, ToTensor { out: p.out }, source) }
 }
 abi!(cuimg_abi::resize::ResizePillowTiledYuvTensor, resize_pillow_tiled_yuv_tensor);

@@ -7,7 +7,8 @@ use cuimg_abi::resize::{
     ResizeCellsC2, ResizeCellsC3, ResizeCellsC4, ResizeGather, ResizeGatherC1, ResizeGatherC2, ResizeGatherC3,
     ResizeGatherC4, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
     ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
-    ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledTensor,
+    ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledPlanesC1,
+    ResizePillowTiledPlanesC1Tensor, ResizePillowTiledPlanesC3, ResizePillowTiledPlanesC3Tensor, ResizePillowTiledTensor,
     ResizePillowTiledWordsC3, ResizePillowTiledWordsC3Tensor, ResizePillowTiledWordsC4, ResizePillowTiledWordsC4Tensor,
     CELLS_PER_THREAD, GATHER_PER_THREAD, RULE_AREA, SEPARABLE_THREADS,
     ResizePillowTiledYuv, ResizePillowTiledYuvTensor, TENSOR_TABLE_LEN, TensorOut,
@@ -17,9 +18,11 @@ use cuimg_abi::yuv::Decode;
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 use cudarc::driver::LaunchConfig;
 
+use super::pil;
 use super::plan::{Plan, area_taps};
 use super::resident::Block;
 use super::tiles::{Shape, TileRows, tile_shape};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use crate::runtime::knobs::host_span;
 use crate::error::{Error, Result};
@@ -85,6 +88,37 @@ fn tensor_table(format: &TensorFormat) -> Arc<[u32]> {
 /// them 13 to 25% faster for Pillow's bicubic and Lanczos downscales (13 taps and more),
 /// but 8 to 36% slower for 3 to 7 taps, where their extra registers spill.
 const PILLOW_WORDS_TAPS: usize = 8;
+
+/// The horizontal taps from which Pillow's Gray8 (`channels` 1) and RGB8 plans take the
+/// `_planes` kernels (four taps a group by dot products, `pil::Planes`), where every plan of
+/// the launch has that form. Session 12's call 1 timed both on the same machine: Gray8 was
+/// faster at every count (5 taps, 8K->4K bilinear, 118 -> 103 us; 53, 1080p->224x224
+/// Lanczos, 43 -> 17); RGB8 faster from 11 taps (the batch's bicubic, 11 to 15, 493 -> 440
+/// queued; 8K->4K Lanczos, 13, 238 -> 224), even at 7 to 9 (the batch's bilinear 337 ->
+/// 344, 8K->4K bicubic 186 -> 182), slower at 5 (8K->4K bilinear 136 -> 154, x2 bicubic
+/// 65 -> 77): a group pads 5 taps to 8, and the RGB8 kernel before did well with few.
+const fn pillow_planes_taps(channels: usize) -> usize {
+    if channels == 1 { 4 } else { 10 }
+}
+
+/// Whether Pillow's plans may take the `_planes` kernels (see [`pillow_planes`]).
+static PLANES: AtomicBool = AtomicBool::new(true);
+
+/// Launches of the `_planes` kernels so far (see [`pillow_planes_launches`]).
+static PLANES_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// For tests and the benchmark: whether Pillow's Gray8 and RGB8 plans may take the kernels
+/// that sum four taps at a time by dot products (the default), or only the others, so that
+/// both are tested and timed. Either gives the same bytes. Not part of the API.
+pub fn pillow_planes(on: bool) {
+    PLANES.store(on, Ordering::Relaxed);
+}
+
+/// For tests: how many launches of the `_planes` kernels this process has made, so that a
+/// test of them can tell that they ran. Not part of the API.
+pub fn pillow_planes_launches() -> u64 {
+    PLANES_LAUNCHES.load(Ordering::Relaxed)
+}
 
 /// A letterbox: the whole output, where in it the resize writes, the constant around that.
 #[derive(Clone, Copy, Debug)]
@@ -506,7 +540,14 @@ impl Stream {
         let block = |plan: &Plan| match plan {
             Plan::Pillow { passes, .. } => {
                 let (h, v) = (&passes[0].taps, &passes[1].taps);
-                Block::default().part(&h.first).part(&v.first).part(&h.weights).part(&v.weights).spans(&v.first, v.taps)
+                let b = Block::default().part(&h.first).part(&v.first).part(&h.weights).part(&v.weights);
+                // Parts 4 to 6: the passes in the planes form, where they have one (the
+                // first rows are part 1's).
+                let b = match (pil::planes(h, Some(passes[0].input)), pil::planes(v, None)) {
+                    (Some(across), Some(down)) => b.part(&across.first).part(&across.words).part(&down.words),
+                    _ => b,
+                };
+                b.spans(&v.first, v.taps)
             }
             _ => unreachable!("grouped by kind"),
         };
@@ -515,14 +556,30 @@ impl Stream {
             let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.sms()) else {
                 return Ok(false);
             };
+            // The `_planes` kernels (Gray8 and RGB8 images), where every plan has the form
+            // and enough taps, and its vectors lie at 16-byte boundaries.
+            let planes = PLANES.load(Ordering::Relaxed)
+                && matches!(P::LAYOUT, Channels::One | Channels::Three)
+                && !matches!(sink, Sink::YuvTensor(..))
+                && arena % 16 == 0
+                && works.iter().zip(placed).all(|(w, at)| {
+                    at.parts() == 7
+                        && passes(w).0 >= pillow_planes_taps(P::CHANNELS)
+                        && [5, 6].iter().all(|&i| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
+                });
+            PLANES_LAUNCHES.fetch_add(u64::from(planes), Ordering::Relaxed);
             let mut jobs = Vec::with_capacity(works.len());
             for (w, at) in works.iter().zip(placed) {
                 let (h, v) = passes(w);
+                let (x, xw, yw) = match planes {
+                    true => (at.at::<i32>(4)?, at.at::<u32>(5)?, at.at::<u32>(6)?),
+                    false => (at.at::<i32>(0)?, at.at::<i32>(2)?, at.at::<i32>(3)?),
+                };
                 jobs.push(ResizeJob {
-                    x: at.at::<i32>(0)?,
+                    x,
                     y: at.at::<i32>(1)?,
-                    xw: at.at::<i32>(2)?,
-                    yw: at.at::<i32>(3)?,
+                    xw,
+                    yw,
                     extra: (h | v << 16) as u32,
                     ..w.job()
                 });
@@ -542,12 +599,16 @@ impl Stream {
             let words = works.iter().all(|w| passes(w).0 >= PILLOW_WORDS_TAPS);
             // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights
             // per output column, one first source row and `extra >> 16` weights per output
-            // row, at its offsets; the planes are guarded views of P's channel count (the
-            // kernel's, by the match), or images of the guarded tensor of `sink`'s format;
-            // blocks of `SEPARABLE_THREADS` with `tile_words` of shared memory.
+            // row, at its offsets (with `planes`, a first column per output column, and each
+            // pass's groups of four taps as 16-byte vectors, 16-byte aligned: `pil::planes`,
+            // parts 4 to 6); the planes are guarded views of P's channel count (the kernel's,
+            // by the match), or images of the guarded tensor of `sink`'s format; blocks of
+            // `SEPARABLE_THREADS` with `tile_words` of shared memory.
             unsafe {
                 match sink {
                     Sink::Image => match P::LAYOUT {
+                        Channels::One if planes => self.resize_launch::<ResizePillowTiledPlanesC1>(&jobs, blob, shape, p),
+                        Channels::Three if planes => self.resize_launch::<ResizePillowTiledPlanesC3>(&jobs, blob, shape, p),
                         Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
                         Channels::Two => self.resize_launch::<ResizePillowTiledC2>(&jobs, blob, shape, p),
                         Channels::Three if words => self.resize_launch::<ResizePillowTiledWordsC3>(&jobs, blob, shape, p),
@@ -573,6 +634,12 @@ impl Stream {
                         let (blob, out) = tensor_out(format);
                         let p = |jobs, count, base| ResizePillowTiledTensor { resize: p(jobs, count, base), out: out(base) };
                         match P::LAYOUT {
+                            Channels::One if planes => {
+                                self.resize_launch::<ResizePillowTiledPlanesC1Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::Three if planes => {
+                                self.resize_launch::<ResizePillowTiledPlanesC3Tensor>(&jobs, blob, shape, p)
+                            }
                             Channels::One => self.resize_launch::<ResizePillowTiledC1Tensor>(&jobs, blob, shape, p),
                             Channels::Two => self.resize_launch::<ResizePillowTiledC2Tensor>(&jobs, blob, shape, p),
                             Channels::Three if words => {

@@ -17,6 +17,8 @@ mod sizing;
 
 pub use sizing::{ResizeLayout, Sizing};
 #[doc(hidden)]
+pub use launch::{pillow_planes, pillow_planes_launches};
+#[doc(hidden)]
 pub use tiles::force_tile_rows;
 
 use crate::error::{Error, Result};

@@ -153,13 +153,77 @@ fn resample((sw, sh): (usize, usize), (dw, dh): (usize, usize), b: [f32; 4], fil
         let count = |i: usize| vert.weights[i * vert.taps..(i + 1) * vert.taps].iter().rposition(|&w| w != 0);
         let first = vert.first[0] as usize;
         let last = (0..dh).filter_map(|i| count(i).map(|k| vert.first[i] as usize + k + 1)).max().unwrap_or(first + 1);
-        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps: coeffs(sw, b[0], b[2], dw, filter) });
+        let taps = coeffs(sw, b[0], b[2], dw, filter);
+        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps, input: sw });
         offset = first;
     }
     if need_v {
-        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert });
+        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert, input: sh });
     }
     passes
+}
+
+/// A pass's weights in the planes form of the GPU's `_planes` kernels
+/// (`cuimg_abi::resize::ResizePillowTiled`): each output's taps as `groups` groups of four
+/// from `first`, every weight `w` as its low byte and its signed rest `w >> 8`, so that
+/// `dp4a` and two `dp2a` sum four taps of a channel. The taps past the plan's are weighted
+/// 0. Across (`input` given), the groups cover the output's taps whose weight is not 0,
+/// moved left where four more taps would run past the input, and lie in `0..input` (so the
+/// kernels read no pixel twice over, nor clamp); down, they start at the plan's first rows
+/// (the kernels clamp the rows into the tile's).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Planes {
+    pub groups: usize,
+    pub first: Vec<i32>,
+    /// Output `x`'s group `g`: `words[4 * (g * outputs + x) ..][..4]`, the low bytes (tap
+    /// `i` in byte `i`), the rests of taps 0 and 1 and of 2 and 3 (16 bits each, the lower
+    /// tap in the low half), and 0.
+    pub words: Vec<u32>,
+}
+
+/// [`Planes`] of `taps`, across an input `input` long or down (`None`); `None` where four
+/// taps a group cannot lie in the input (it is narrower than them), or a weight's rest
+/// needs more than 16 bits (never for Pillow's 22-bit weights).
+pub(crate) fn planes(taps: &Taps<i32>, input: Option<usize>) -> Option<Planes> {
+    let groups = taps.taps.div_ceil(4);
+    let span = 4 * groups as i64;
+    if groups == 0 || input.is_some_and(|i| span > i as i64) {
+        return None;
+    }
+    let n = taps.first.len();
+    let mut p = Planes { groups, first: Vec::with_capacity(n), words: vec![0; 4 * groups * n] };
+    for x in 0..n {
+        let w = &taps.weights[x * taps.taps..(x + 1) * taps.taps];
+        let first = i64::from(taps.first[x]);
+        let start = match input {
+            None => first,
+            Some(input) => {
+                // The taps that weigh: the groups start at the first of them (or where four
+                // taps a group end at the input's end), so that all of them lie in the groups.
+                let end = input as i64 - span;
+                let (lo, hi) = match (w.iter().position(|&v| v != 0), w.iter().rposition(|&v| v != 0)) {
+                    (Some(a), Some(b)) => (first + a as i64, first + b as i64 + 1),
+                    _ => (first.clamp(0, end), first.clamp(0, end)),
+                };
+                let start = lo.min(end);
+                if start < 0 || hi > start + span {
+                    return None;
+                }
+                start
+            }
+        };
+        p.first.push(start as i32);
+        for t in 0..span {
+            let k = start + t - first;
+            let v = if (0..w.len() as i64).contains(&k) { w[k as usize] } else { 0 };
+            let rest = i16::try_from(v >> 8).ok()?;
+            let (g, i) = ((t / 4) as usize, (t % 4) as u32);
+            let at = 4 * (g * n + x);
+            p.words[at] |= (v as u32 & 0xFF) << (8 * i);
+            p.words[at + 1 + (i / 2) as usize] |= u32::from(rest as u16) << (16 * (i % 2));
+        }
+    }
+    Some(p)
 }
 
 /// NEAREST: `ImagingScaleAffine`, source positions stepped in double from the first output
@@ -202,3 +266,101 @@ pub(crate) fn clip8(ss: i32) -> u8 {
 
 /// The rounding term every pass's sum starts from.
 pub(crate) const HALF: i32 = 1 << (PRECISION_BITS - 1);
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    /// `dp4a.u32.u32`: four unsigned byte products added to `c`, wrapping.
+    fn dp4a(a: u32, b: u32, c: i32) -> i32 {
+        (0..4).fold(c, |s, i| s.wrapping_add(((a >> (8 * i) & 0xFF) * (b >> (8 * i) & 0xFF)) as i32))
+    }
+
+    /// `dp2a.lo.s32.u32` (`hi`: `.hi`): `a`'s signed halves times bytes 0 and 1 (2 and 3)
+    /// of `b`, added to `c`, wrapping.
+    fn dp2a(a: u32, b: u32, c: i32, hi: bool) -> i32 {
+        let at = if hi { 16 } else { 0 };
+        (0..2).fold(c, |s, i| s.wrapping_add(i32::from((a >> (16 * i)) as u16 as i16) * (b >> (at + 8 * i) & 0xFF) as i32))
+    }
+
+    /// The planes form, summed as the `_planes` kernels sum it (a channel's four taps a
+    /// word, `dp4a` on the low bytes and `dp2a` on the rests, low + 256 * rest), is
+    /// Pillow's sum for every output of every filter's horizontal pass, down and up, on
+    /// inputs as narrow as the groups, on random rows.
+    #[test]
+    fn planes_sum_what_pillows_weights_sum() {
+        let mut rng = SmallRng::seed_from_u64(28);
+        let filters = [PilFilter::Box, PilFilter::Bilinear, PilFilter::Hamming, PilFilter::Bicubic, PilFilter::Lanczos];
+        let mut tried = 0;
+        for &f in &filters {
+            for &(sw, dw) in &[(640, 224), (768, 224), (4, 1), (5, 2), (7, 3), (13, 3), (9, 17), (3, 8), (1001, 97), (31, 30)] {
+                let t = coeffs(sw, 0.0, sw as f32, dw, f);
+                let Some(p) = planes(&t, Some(sw)) else {
+                    assert!(4 * t.taps.div_ceil(4) > sw, "{f:?} {sw} -> {dw}: no planes");
+                    continue;
+                };
+                tried += 1;
+                let row: Vec<u8> = (0..sw).map(|_| rng.random()).collect();
+                for x in 0..dw {
+                    let want = (0..t.taps).fold(HALF, |s, k| {
+                        let px = (t.first[x] as i64 + k as i64).clamp(0, sw as i64 - 1) as usize;
+                        s.wrapping_add(i32::from(row[px]).wrapping_mul(t.weights[x * t.taps + k]))
+                    });
+                    let start = p.first[x] as usize;
+                    assert!(start + 4 * p.groups <= sw, "{f:?} {sw} -> {dw}: output {x}'s groups run past the row");
+                    let (mut low, mut rest) = (0i32, 0i32);
+                    for g in 0..p.groups {
+                        let px = &row[start + 4 * g..start + 4 * g + 4];
+                        let v = u32::from_le_bytes([px[0], px[1], px[2], px[3]]);
+                        let w = &p.words[4 * (g * dw + x)..][..4];
+                        assert_eq!(w[3], 0);
+                        low = dp4a(v, w[0], low);
+                        rest = dp2a(w[2], v, dp2a(w[1], v, rest, false), true);
+                    }
+                    let got = HALF.wrapping_add(low).wrapping_add(rest << 8);
+                    assert_eq!(got, want, "{f:?} {sw} -> {dw}, output {x}");
+                }
+                // Down: from each output's first tap, the taps past the plan's weighted 0, so
+                // that clamped pixels past the row add nothing.
+                let p = planes(&t, None).unwrap();
+                assert_eq!(p.first, t.first);
+                for x in 0..dw {
+                    let want = (0..t.taps).fold(HALF, |s, k| {
+                        let px = (t.first[x] as i64 + k as i64).clamp(0, sw as i64 - 1) as usize;
+                        s.wrapping_add(i32::from(row[px]).wrapping_mul(t.weights[x * t.taps + k]))
+                    });
+                    let (mut low, mut rest) = (0i32, 0i32);
+                    for g in 0..p.groups {
+                        let px: Vec<u8> = (0..4)
+                            .map(|i| row[(t.first[x] as i64 + 4 * g as i64 + i).clamp(0, sw as i64 - 1) as usize])
+                            .collect();
+                        let v = u32::from_le_bytes([px[0], px[1], px[2], px[3]]);
+                        let w = &p.words[4 * (g * dw + x)..][..4];
+                        low = dp4a(v, w[0], low);
+                        rest = dp2a(w[2], v, dp2a(w[1], v, rest, false), true);
+                    }
+                    assert_eq!(HALF.wrapping_add(low).wrapping_add(rest << 8), want, "{f:?} {sw} -> {dw} down, output {x}");
+                }
+            }
+        }
+        assert!(tried >= 25, "{tried} plans tried");
+    }
+
+    /// Where four taps a group do not fit the input, or the taps that weigh lie outside it,
+    /// there is no planes form.
+    #[test]
+    fn no_planes_where_the_groups_cannot_lie_in_the_input() {
+        let t = Taps { taps: 5, first: vec![0], weights: vec![1 << 22, 0, 0, 0, 0] };
+        assert!(planes(&t, Some(7)).is_none(), "8 taps in 7 columns");
+        assert!(planes(&t, Some(8)).is_some());
+        assert!(planes(&t, None).is_some(), "down, rows are clamped");
+        let outside = Taps { taps: 2, first: vec![-1], weights: vec![1 << 21, 1 << 21] };
+        assert!(planes(&outside, Some(8)).is_none(), "a weighing tap left of the input");
+        let wide = Taps { taps: 1, first: vec![0], weights: vec![1 << 24] };
+        assert!(planes(&wide, Some(8)).is_none(), "a rest of more than 16 bits");
+        assert!(planes(&wide, None).is_none(), "a rest of more than 16 bits, down");
+    }
+}

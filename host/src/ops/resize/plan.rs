@@ -83,6 +83,8 @@ pub(crate) struct PilPass {
     /// reads input rows `taps.first[i] - offset + k`.
     pub offset: usize,
     pub taps: Taps<i32>,
+    /// The input's length along the pass (its taps lie in `0..input`).
+    pub input: usize,
 }
 
 /// A resize, as tables.

@@ -18,7 +18,8 @@ use super::tiles::{NO_SPAN, Spans, TILE_HEIGHTS};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceBuffer, Stream};
 
-/// A plan's tables as one block: its parts, each at an 8-byte boundary; and what the
+/// A plan's tables as one block: its parts, each at a 16-byte boundary (vectors, for the
+/// kernels that read their tables 16 bytes a load); and what the
 /// launches ask of it each call, worked out once (the spans of its tiles).
 pub(super) struct Block {
     bytes: Vec<u8>,
@@ -42,7 +43,7 @@ impl Block {
 
     /// `v` appended as the next part.
     pub fn part<T: bytemuck::Pod>(mut self, v: &[T]) -> Block {
-        self.bytes.resize(self.bytes.len().next_multiple_of(8), 0);
+        self.bytes.resize(self.bytes.len().next_multiple_of(ALIGN), 0);
         self.parts.push(self.bytes.len() as u64);
         self.bytes.extend_from_slice(bytemuck::cast_slice(v));
         self
@@ -56,6 +57,11 @@ pub(super) struct Placed<'a>(&'a [u64], &'a Spans);
 impl Placed<'_> {
     pub fn spans(&self) -> &Spans {
         self.1
+    }
+
+    /// How many parts the block has.
+    pub fn parts(&self) -> usize {
+        self.0.len()
     }
 
     /// Part `i`'s offset in elements of `T` from the arena's start (the kernels' tables are
@@ -74,6 +80,10 @@ pub(super) struct Resident {
     used: u64,
     blocks: FxHashMap<usize, (Arc<Plan>, Vec<u64>, Spans)>,
 }
+
+/// Where parts and blocks start: 16 bytes, with the arena's start (a device allocation,
+/// 256-byte aligned).
+const ALIGN: usize = 16;
 
 /// The first arena's size, and the most an arena may take (its offsets are u32 elements).
 const FIRST: u64 = 1 << 20;
@@ -100,7 +110,7 @@ impl Stream {
             };
             let mut new = missing(r);
             let mut blocks: Vec<Block> = new.iter().map(|p| block(p)).collect();
-            let size = |b: &[Block]| b.iter().map(|b| (b.bytes.len() as u64).next_multiple_of(8)).sum::<u64>();
+            let size = |b: &[Block]| b.iter().map(|b| (b.bytes.len() as u64).next_multiple_of(ALIGN as u64)).sum::<u64>();
             let capacity = r.arena.as_ref().map_or(0, |a| a.len() as u64);
             if r.used + size(&blocks) > capacity {
                 // A new arena for this launch's blocks, room to grow after them.
@@ -122,7 +132,7 @@ impl Stream {
                     let at = r.used + bytes.len() as u64;
                     r.blocks.insert(key(plan), ((*plan).clone(), b.parts.iter().map(|p| at + p).collect(), b.spans));
                     bytes.extend_from_slice(&b.bytes);
-                    bytes.resize(bytes.len().next_multiple_of(8), 0);
+                    bytes.resize(bytes.len().next_multiple_of(ALIGN), 0);
                 }
                 let start = r.used as usize;
                 let mut to = arena.buf.write(&self.raw)?;
