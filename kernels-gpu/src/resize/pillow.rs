@@ -7,10 +7,10 @@ use super::sink::{Sink, ToImage, ToTensor};
 use super::source::{Bytes, Source, WINDOW_WORDS, YuvFrames, row, window, window_byte, window_in_rows, words_readable};
 use super::{at, clamp, clamp32, frame, job, out_layout, put};
 use crate::device::shared;
-use crate::device::vector::V16;
 use crate::device::thread::{
     block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_stride_x, grid_stride_y, sync_threads, thread_idx_x,
 };
+use crate::device::vector::V16;
 use cuimg_abi::resize::{
     ResizePillow, ResizePillowTiled, ResizePillowTiledTensor, ResizePillowTiledYuv, SEPARABLE_THREADS,
     SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
@@ -171,8 +171,11 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
                     0
                 };
                 // `PLANES`: the taps in groups of four, the first `fast` read as words.
-                let fast =
-                    if PLANES { fast_groups::<C>(packed, first, xt.div_ceil(4) as u32, j.src.width, j.src.pitch) } else { 0 };
+                let fast = if PLANES {
+                    fast_groups::<C>(packed, first, xt.div_ceil(4) as u32, j.src.width, j.src.pitch)
+                } else {
+                    0
+                };
                 // Two rows an iteration, as `separable` does (each weight read once for both).
                 let mut k = (t / W) as i32;
                 while k < span {
@@ -199,7 +202,15 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
                         (acc, acc2) = unsafe {
                             let lines = (row(src, r0 + k, &j.src), row(src, r0 + k2, &j.src));
                             let words = (weights as *const V16).add(wx);
-                            sums::<C>(lines, first as i32, (xt.div_ceil(4) as u32, fast), words, dw as usize, j.src.width, HALF)
+                            sums::<C>(
+                                lines,
+                                first as i32,
+                                (xt.div_ceil(4) as u32, fast),
+                                words,
+                                dw as usize,
+                                j.src.width,
+                                HALF,
+                            )
                         };
                     } else {
                         // SAFETY: rows of the source (clamped into it).
@@ -305,7 +316,15 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
                         // `W` (`out_layout`); row `y`'s vectors, `dh` apart (the planes form).
                         acc = unsafe {
                             let words = (weights as *const V16).add(j.yw as usize / 4 + y as usize);
-                            down::<C, { W as usize }>(bytes, (xs - x0) as usize, (kk, span), yt.div_ceil(4) as u32, words, dh as usize, HALF)
+                            down::<C, { W as usize }>(
+                                bytes,
+                                (xs - x0) as usize,
+                                (kk, span),
+                                yt.div_ceil(4) as u32,
+                                words,
+                                dh as usize,
+                                HALF,
+                            )
                         };
                     }
                     let wy = j.yw as usize + y as usize * yt;
@@ -392,10 +411,42 @@ macro_rules! pillow_tiled_kernels {
 }
 
 pillow_tiled_kernels!(
-    [resize_pillow_tiled_c1, ResizePillowTiledC1, resize_pillow_tiled_c1_tensor, ResizePillowTiledC1Tensor, 1, false, false],
-    [resize_pillow_tiled_c2, ResizePillowTiledC2, resize_pillow_tiled_c2_tensor, ResizePillowTiledC2Tensor, 2, false, false],
-    [resize_pillow_tiled_c3, ResizePillowTiledC3, resize_pillow_tiled_c3_tensor, ResizePillowTiledC3Tensor, 3, false, false],
-    [resize_pillow_tiled_c4, ResizePillowTiledC4, resize_pillow_tiled_c4_tensor, ResizePillowTiledC4Tensor, 4, false, false],
+    [
+        resize_pillow_tiled_c1,
+        ResizePillowTiledC1,
+        resize_pillow_tiled_c1_tensor,
+        ResizePillowTiledC1Tensor,
+        1,
+        false,
+        false
+    ],
+    [
+        resize_pillow_tiled_c2,
+        ResizePillowTiledC2,
+        resize_pillow_tiled_c2_tensor,
+        ResizePillowTiledC2Tensor,
+        2,
+        false,
+        false
+    ],
+    [
+        resize_pillow_tiled_c3,
+        ResizePillowTiledC3,
+        resize_pillow_tiled_c3_tensor,
+        ResizePillowTiledC3Tensor,
+        3,
+        false,
+        false
+    ],
+    [
+        resize_pillow_tiled_c4,
+        ResizePillowTiledC4,
+        resize_pillow_tiled_c4_tensor,
+        ResizePillowTiledC4Tensor,
+        4,
+        false,
+        false
+    ],
     [
         resize_pillow_tiled_words_c3,
         ResizePillowTiledWordsC3,

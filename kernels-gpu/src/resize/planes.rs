@@ -167,7 +167,8 @@ pub(super) unsafe fn sums<const C: usize>(
     let mut g = 0;
     if fast > 0 {
         // SAFETY: the first window's first words (`fast > 0`: the taps lie in the rows).
-        let (mut wa, mut wb) = unsafe { (Words::new(line.add(first as usize * C)), Words::new(line2.add(first as usize * C))) };
+        let (mut wa, mut wb) =
+            unsafe { (Words::new(line.add(first as usize * C)), Words::new(line2.add(first as usize * C))) };
         // Two groups an iteration, all their loads before the sums: session 12's call 2 found
         // a fifth of the RGB8 kernel's time waiting on loads made just before their first
         // use. (Loading each group while the one before is summed took 15 more instructions
