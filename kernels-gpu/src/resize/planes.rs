@@ -96,7 +96,7 @@ unsafe fn gather<const C: usize>(line: *const u8, col: i32, width: u32) -> [u32;
     x
 }
 
-/// The sums of a column's taps in two rows: `(low, rest)` a channel each, the sum being
+/// The sums of a column's taps in one row: `(low, rest)` a channel each, the sum being
 /// `low + 256 * rest`.
 #[derive(Clone, Copy)]
 struct Parts<const C: usize> {
@@ -125,7 +125,7 @@ impl<const C: usize> Parts<C> {
     }
 }
 
-/// How many of a column's `groups` [`window`] may read, the rest read a byte a load: none
+/// How many of a column's `groups` [`super::source::window`] may read, the rest read a byte a load: none
 /// but where the image is `packed` ([`super::source::words_readable`]) and the taps lie in
 /// the row; then the groups whose window lies in every row ([`super::source::window_in_rows`]:
 /// all, or all but the last, whose window ends at the row's last pixel).
