@@ -23,12 +23,25 @@ export CUIMG_IMAGES="$HERE/images" CUIMG_REQUIRE_GPU=1 CUIMG_HUGE=1 RUST_BACKTRA
 OUTDIR=${OUT:-$HERE/out}
 mkdir -p "$OUTDIR"
 
+# test-oom fills the GPU's memory. Beside it, other processes' allocations fail: tests under
+# the sanitizers failed on a full GPU when `run.sh test` ran beside `run.sh sanitize`, and
+# beside a process filling the memory as test-oom does, an initcheck launch faulted
+# (docs/RELIABILITY.md). So test-oom holds this lock alone, and every other test binary and
+# the sanitizers' parallel runs share it: `test` and `sanitize` may run at the same time,
+# test-oom waiting for the others (and they for it).
+GPU_LOCK="${TMPDIR:-/tmp}/cuimg-gpu-memory.lock"
+with_gpu_lock() { # -s (shared) or -x (alone), then the command
+  local mode=$1; shift
+  if command -v flock > /dev/null; then flock "$mode" "$GPU_LOCK" "$@"; else "$@"; fi
+}
+
 run_tests() {
   : > "$OUTDIR/tests.log"
   local passed=0 failed=0 bins_failed=()
   for t in "$HERE"/tests/*; do
     echo "== $(basename "$t")"
-    local log; log=$("$t" 2>&1); local rc=$?
+    local log lock=-s; [ "$(basename "$t")" = test-oom ] && lock=-x
+    log=$(with_gpu_lock $lock "$t" 2>&1); local rc=$?
     echo "$log" | grep -E "^test .*(FAILED|ok)$|^test result|SKIP|panicked|failures:" | grep -v "^test .* ok$" || true
     { echo "===== $(basename "$t") (exit $rc)"; echo "$log"; } >> "$OUTDIR/tests.log"
     local p f
@@ -162,8 +175,8 @@ run_sanitize() {
   done
   echo "sanitize: $((${#list[@]} + ${#last[@]})) runs ($((${#jobs[@]} + ${#alone[@]})) binaries x tools: $tools), ${SANITIZE_JOBS:-12} at a time"
   local run='IFS="|" read -r tool what bin <<< "{}"; sanitize_one "$tool" "$what" $bin'
-  printf '%s\n' "${list[@]}" | env -u CUIMG_HUGE CUIMG_SANITIZE=1 OUTDIR="$OUTDIR" xargs -P "${SANITIZE_JOBS:-12}" -I{} bash -c "$run"
-  printf '%s\n' "${last[@]}" | env -u CUIMG_HUGE CUIMG_SANITIZE=1 OUTDIR="$OUTDIR" xargs -P 1 -I{} bash -c "$run"
+  printf '%s\n' "${list[@]}" | with_gpu_lock -s env -u CUIMG_HUGE CUIMG_SANITIZE=1 OUTDIR="$OUTDIR" xargs -P "${SANITIZE_JOBS:-12}" -I{} bash -c "$run"
+  printf '%s\n' "${last[@]}" | with_gpu_lock -x env -u CUIMG_HUGE CUIMG_SANITIZE=1 OUTDIR="$OUTDIR" xargs -P 1 -I{} bash -c "$run"
   local total=$((${#list[@]} + ${#last[@]}))
   local failed; failed=$(grep -lE "^(memcheck|racecheck|synccheck|initcheck) .* FAIL" "$OUTDIR"/sanitize/*.log | wc -l)
   echo "sanitize: $((total - failed)) passed, $failed failed"

@@ -518,6 +518,28 @@ fn tables_kept_on_streams_stay_right_as_their_arenas_grow() {
     assert_eq!(streams[0].download_batch(&out).unwrap(), vec![want; 9], "one size nine times in a batch");
 }
 
+/// A launch whose tables fail to upload leaves none of them recorded as on the device: the
+/// next call with the same plan uploads them again. Before, the failed plan stayed recorded
+/// over bytes that never arrived, and the next new plan's tables went to the same place, so
+/// the first plan's next call read the second's tables.
+#[cfg(feature = "hooks")]
+#[test]
+fn tables_that_fail_to_upload_are_not_kept() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let p = Poisoned::new(&gpu);
+    let img = Image::<Rgb8>::from_bytes(301, 233, &splitmix_bytes(82, 301 * 233 * 3)).unwrap();
+    let f: Filter = "cv-cubic".parse().unwrap();
+    let src = p.0.upload(&img.view()).unwrap();
+    let mut out = cuimg_tests::poisoned::<Rgb8>(&p.0, 150, 116);
+    p.0.fail_next_resize_tables_for_tests();
+    let err = p.0.resize(&src, &mut out, f).unwrap_err();
+    assert!(err.to_string().contains("made to fail"), "{err}");
+    // Another plan of the same kind (its tables as long), placed next; then the first again.
+    for (w, h) in [(151, 116), (150, 116)] {
+        assert_eq!(p.resize(&img.view(), w, h, f), cpu::resize(&img.view(), w, h, f).unwrap(), "cv-cubic to {w}x{h}");
+    }
+}
+
 /// Images that are not one batch (separate allocations, and a region of one) resized into
 /// a batch of ragged sizes (`Stream::resize_images`): each the reference's bytes, for every
 /// kind of plan; a batch of another length refused.

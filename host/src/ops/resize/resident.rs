@@ -79,6 +79,9 @@ pub(super) struct Resident {
     arena: Option<DeviceBuffer<u8>>,
     used: u64,
     blocks: FxHashMap<usize, (Arc<Plan>, Vec<u64>, Spans)>,
+    /// The next upload of blocks fails (see `Stream::fail_next_resize_tables_for_tests`).
+    #[cfg(feature = "test-hooks")]
+    fail_next: bool,
 }
 
 /// Where parts and blocks start: 16 bytes, with the arena's start (a device allocation,
@@ -128,15 +131,25 @@ impl Stream {
             let arena = r.arena.as_mut().expect("made above");
             if !blocks.is_empty() {
                 let mut bytes = Vec::with_capacity(size(&blocks) as usize);
-                for (plan, b) in new.iter().zip(&blocks) {
-                    let at = r.used + bytes.len() as u64;
-                    r.blocks.insert(key(plan), ((*plan).clone(), b.parts.iter().map(|p| at + p).collect(), b.spans));
+                let mut at = Vec::with_capacity(blocks.len());
+                for b in &blocks {
+                    at.push(r.used + bytes.len() as u64);
                     bytes.extend_from_slice(&b.bytes);
                     bytes.resize(bytes.len().next_multiple_of(ALIGN), 0);
                 }
                 let start = r.used as usize;
+                #[cfg(feature = "test-hooks")]
+                if std::mem::take(&mut r.fail_next) {
+                    return Err(Error::Cuda("made to fail by a test (Stream::fail_next_resize_tables_for_tests)".into()));
+                }
                 let mut to = arena.buf.write(&self.raw)?;
                 self.raw.memcpy_htod(&bytes, &mut to.slice().slice_mut(start..start + bytes.len()))?;
+                // Recorded only once their upload is queued: a failed one leaves no plan
+                // recorded over bytes that never arrived (which the next new block, placed
+                // at the same offset, would then have overwritten with its own).
+                for ((plan, b), at) in new.iter().zip(blocks).zip(at) {
+                    r.blocks.insert(key(plan), ((*plan).clone(), b.parts.iter().map(|p| at + p).collect(), b.spans));
+                }
                 r.used += bytes.len() as u64;
             }
             let read = arena.buf.read(&self.raw)?;
@@ -149,5 +162,14 @@ impl Stream {
                 .collect();
             launch(read.ptr().addr(), &placed)
         })
+    }
+}
+
+#[cfg(feature = "test-hooks")]
+impl Stream {
+    /// The next upload of resize tables on this stream fails before it is queued, as a copy
+    /// the driver refuses would (test builds only: feature `test-hooks`).
+    pub fn fail_next_resize_tables_for_tests(&self) {
+        self.kept(|r: &mut Resident| r.fail_next = true);
     }
 }
