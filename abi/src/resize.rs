@@ -89,8 +89,9 @@ pub struct ResizeGather {
 /// with weights 0, which leave a sum of finite terms as it was). Each kernel's rules and
 /// taps are constants of its code: the kernels of 2 taps take rules 0 and 3, of 4 rule 1,
 /// of 8 rule 2, each with exactly its taps on both axes; the `ResizeArea4*`,
-/// `ResizeArea84*` and `ResizeArea8*` kernels rule 4 with 4 taps each way, 8 across and 4
-/// down, and 8 each way (a rule or count read at run time branched on every tap).
+/// `ResizeArea54*`, `ResizeArea84*` and `ResizeArea8*` kernels rule 4 with 4 taps each way,
+/// 5 across and 4 down, 8 across and 4 down, and 8 each way (a rule or count read at run
+/// time branched on every tap).
 ///
 /// The kernels work in tiles of [`SEPARABLE_TILE_W`] columns by `tile_rows` rows (at most
 /// [`SEPARABLE_TILE_ROWS`]), one block of [`SEPARABLE_THREADS`] threads a tile: first every
@@ -115,8 +116,8 @@ pub struct ResizeSeparable {
     pub tile_words: u32,
 }
 
-/// [`ResizeSeparable::rule`] of OpenCV's area in float (the `ResizeArea4*`, `ResizeArea84*`
-/// and `ResizeArea8*` kernels).
+/// [`ResizeSeparable::rule`] of OpenCV's area in float (the `ResizeArea4*`, `ResizeArea54*`,
+/// `ResizeArea84*` and `ResizeArea8*` kernels).
 pub const RULE_AREA: u32 = 4;
 
 /// Output columns of a separable kernel's tile.
@@ -300,12 +301,16 @@ kernels! {
     ResizeSeparableC3 = resize_separable_c3(ResizeSeparable);
     ResizeSeparableC4 = resize_separable_c4(ResizeSeparable);
     /// OpenCV's area in float as separable tiles (rule 4 of [`ResizeSeparable`]): plans
-    /// whose lists are at most 4 long each way, 8 across and 4 down, or 8 each way, padded
-    /// to that.
+    /// whose lists are at most 4 long each way, 5 across and 4 down, 8 across and 4 down,
+    /// or 8 each way, padded to that.
     ResizeArea4C1 = resize_area4_c1(ResizeSeparable);
     ResizeArea4C2 = resize_area4_c2(ResizeSeparable);
     ResizeArea4C3 = resize_area4_c3(ResizeSeparable);
     ResizeArea4C4 = resize_area4_c4(ResizeSeparable);
+    ResizeArea54C1 = resize_area54_c1(ResizeSeparable);
+    ResizeArea54C2 = resize_area54_c2(ResizeSeparable);
+    ResizeArea54C3 = resize_area54_c3(ResizeSeparable);
+    ResizeArea54C4 = resize_area54_c4(ResizeSeparable);
     ResizeArea84C1 = resize_area84_c1(ResizeSeparable);
     ResizeArea84C2 = resize_area84_c2(ResizeSeparable);
     ResizeArea84C3 = resize_area84_c3(ResizeSeparable);
@@ -318,6 +323,10 @@ kernels! {
     ResizeArea4C2Tensor = resize_area4_c2_tensor(ResizeSeparableTensor);
     ResizeArea4C3Tensor = resize_area4_c3_tensor(ResizeSeparableTensor);
     ResizeArea4C4Tensor = resize_area4_c4_tensor(ResizeSeparableTensor);
+    ResizeArea54C1Tensor = resize_area54_c1_tensor(ResizeSeparableTensor);
+    ResizeArea54C2Tensor = resize_area54_c2_tensor(ResizeSeparableTensor);
+    ResizeArea54C3Tensor = resize_area54_c3_tensor(ResizeSeparableTensor);
+    ResizeArea54C4Tensor = resize_area54_c4_tensor(ResizeSeparableTensor);
     ResizeArea84C1Tensor = resize_area84_c1_tensor(ResizeSeparableTensor);
     ResizeArea84C2Tensor = resize_area84_c2_tensor(ResizeSeparableTensor);
     ResizeArea84C3Tensor = resize_area84_c3_tensor(ResizeSeparableTensor);

@@ -87,10 +87,12 @@ fn opts() -> Opts {
             // Pillow's plans without the kernels that sum four taps by dot products, to time
             // the kernels they replace in the same session.
             "--no-planes" => cuimg::ops::resize::pillow_planes(false),
+            // The area's lists of 5 across in the kernels of 8 across (before session 14).
+            "--no-area5" => cuimg::ops::resize::area_five(false),
             "--bench" => {}
             other => {
                 panic!(
-                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes]"
+                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes] [--no-area5]"
                 )
             }
         }

@@ -459,9 +459,11 @@ fn tiles_of_any_height_match_the_reference() {
         ("cv-linear", (603, 467)),
         ("cv-lanczos4", (97, 301)),
         ("pil-bicubic", (149, 117)),
-        // The area's tiled kernels: 4 taps each way (301/137, 233/101), 8 across and 4
-        // down (301/71, 233/101), 8 each way (301/71, 233/57).
+        // The area's tiled kernels: 4 taps each way (301/137, 233/101), 5 across and 4
+        // down (301/87), 8 across and 4 down (301/71, 233/101), 8 each way (301/71,
+        // 233/57).
         ("cv-area", (137, 101)),
+        ("cv-area", (87, 101)),
         ("cv-area", (71, 101)),
         ("cv-area", (71, 57)),
     ];

@@ -48,6 +48,7 @@ const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("resize_separable", cuimg_abi::resize::SEPARABLE_THREADS, 3),
     // The area's separable kernels (not `resize_area_c*`, a pixel a thread): the same.
     ("resize_area4", cuimg_abi::resize::SEPARABLE_THREADS, 3),
+    ("resize_area5", cuimg_abi::resize::SEPARABLE_THREADS, 3),
     ("resize_area8", cuimg_abi::resize::SEPARABLE_THREADS, 3),
     // Pillow's two passes in one tiled launch: the same blocks. Their RGB8 forms by dot
     // products (`_planes`) too: at 4 blocks (216 bytes spilled) the batch's Pillow rows
@@ -82,6 +83,8 @@ const FOUR_BLOCKS: &[&str] = &[
     // and 72 in session 11's tree): session 10, call 4.
     "resize_area4_c3",
     "resize_area84_c3",
+    // 5 across and 4 down (session 14), held as its neighbours on each side.
+    "resize_area54_c3",
     // Lanczos-4's Gray8 kernel, spilling 48 bytes then (44 in session 11's tree): 8 to 14%
     // faster (session 10, call 6).
     // Its RGB8 one (92 bytes) moved -4 to +3%, within the noise: left at 3 blocks.

@@ -118,7 +118,7 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
     // SAFETY: the job's frame, when it has one, is writable memory around its output.
     unsafe { sink.frame::<C>(&j) };
     const W: u32 = SEPARABLE_TILE_W;
-    const STEP1: u32 = SEPARABLE_THREADS / W;
+    const _: () = assert!(W == 64 && SEPARABLE_THREADS == 256, "the horizontal pass's lanes: 64 or 32 columns");
     const HALF: i32 = 1 << 21;
     let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
     let (xt, yt) = ((j.extra & 0xFFFF) as usize, (j.extra >> 16) as usize);
@@ -148,8 +148,16 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
         let mut tx = block_idx_x();
         while tx < dw.div_ceil(W) {
             let x0 = tx * W;
-            // 1. The horizontal pass of the tile's source rows.
-            let xl = t % W;
+            // 1. The horizontal pass of the tile's source rows, on 64 lanes of columns, or,
+            //    in the RGB8 planes kernels, 32 where the tile has 32 columns or fewer (see
+            //    `separable`). Session 14 measured that form in every kernel here: the RGB8
+            //    planes kernels' batch (bicubic, Lanczos) 9% faster; the others no faster on
+            //    the batch and 2 to 6% slower on whole tiles (more spilled, the step a value),
+            //    so they keep the constant step.
+            let narrow = PLANES && C == 3 && dw - x0 <= 32;
+            let lanes_log2 = if narrow { 5 } else { 6 };
+            let step1 = SEPARABLE_THREADS >> lanes_log2;
+            let xl = t & ((1 << lanes_log2) - 1);
             let x = x0 + xl;
             if x < dw {
                 // SAFETY: column `x`'s entries of the job's tables.
@@ -177,9 +185,9 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
                     0
                 };
                 // Two rows an iteration, as `separable` does (each weight read once for both).
-                let mut k = (t / W) as i32;
+                let mut k = (t >> lanes_log2) as i32;
                 while k < span {
-                    let k2 = k + STEP1 as i32;
+                    let k2 = k + step1 as i32;
                     let (mut acc, mut acc2) = ([HALF; C], [HALF; C]);
                     if Src::YUV {
                         let y = &yuv;
@@ -285,7 +293,7 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
                     // Row k's bytes from one address, channel `c` at a constant offset; row
                     // k2's a constant further (as `separable` stores its sums).
                     let at = (k as u32 * C as u32 * W + xl) as usize;
-                    let row2 = (STEP1 * C as u32 * W) as usize;
+                    let row2 = (step1 * C as u32 * W) as usize;
                     for c in 0..C {
                         // SAFETY: k < span <= cap, so the index is below `tile_words * 4`.
                         unsafe { *bytes.add(at + c * W as usize) = clip8(acc[c]) as u8 };
@@ -294,7 +302,7 @@ unsafe fn pillow_tiled<const C: usize, const WORDS: bool, const PLANES: bool, S:
                             unsafe { *bytes.add(at + row2 + c * W as usize) = clip8(acc2[c]) as u8 };
                         }
                     }
-                    k += 2 * STEP1 as i32;
+                    k += 2 * step1 as i32;
                 }
             }
             sync_threads();

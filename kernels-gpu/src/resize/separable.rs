@@ -126,7 +126,7 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
     // Indices are u32 (image sides are), addresses u64 only where formed: 64-bit values
     // take two registers each, and the bound of 3 blocks an SM leaves 80.
     const W: u32 = SEPARABLE_TILE_W;
-    const STEP1: u32 = SEPARABLE_THREADS / W;
+    const _: () = assert!(W == 64 && SEPARABLE_THREADS == 256, "phase 1's lanes: 64 or 32 columns");
     let (ints, shorts, floats) = (p.ints.ptr(), p.shorts.ptr(), p.floats.ptr());
     let (dw, dh) = (j.dst.width, j.dst.height);
     let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
@@ -156,8 +156,14 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
         let mut tx = block_idx_x();
         while tx < dw.div_ceil(W) {
             let x0 = tx * W;
-            // 1. The row sums: thread `t` takes column `t % W` of rows `t / W`, step `STEP1`.
-            let xl = t % W;
+            // 1. The row sums: thread `t` takes column `t % lanes` of rows `t / lanes`, step
+            //    `step1` (256 / lanes). `lanes` is the tile's 64 columns, or 32 where it has
+            //    32 or fewer (a 224-wide output's last tile): with 64, half its warps had no
+            //    column and the others summed every row, so it took as long as a full tile.
+            let narrow = dw - x0 <= 32;
+            let lanes_log2 = if narrow { 5 } else { 6 };
+            let step1 = SEPARABLE_THREADS >> lanes_log2;
+            let xl = t & ((1 << lanes_log2) - 1);
             let x = x0 + xl;
             if x < dw {
                 // SAFETY: column `x`'s entries of the job's tables.
@@ -178,12 +184,12 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                 // 10: the RGB8 linear's 6 bytes, 3 words, took 5% longer, the extra shifts
                 // outweighing the loads saved) and its windows lie in every row.
                 let words = by_words && inside && packed && window_in_rows(cols[0] as u64, TX * C, j.src.pitch);
-                // Two rows an iteration, `STEP1` apart: twice the loads in flight (the second
+                // Two rows an iteration, `step1` apart: twice the loads in flight (the second
                 // row's are clamped into the source, so they read memory even past the
                 // span; its sums are kept only inside it).
-                let mut k = (t / W) as i32;
+                let mut k = (t >> lanes_log2) as i32;
                 while k < span {
-                    let k2 = k + STEP1 as i32;
+                    let k2 = k + step1 as i32;
                     let (acc, acc2) = if Src::YUV {
                         // SAFETY: the job's frame (the caller's contract).
                         unsafe { yuv_across::<C, TX, R>(&yuv, (r0 + k) as i64, (r0 + k2) as i64, first, &a) }
@@ -207,7 +213,7 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                     // Row k's sums from one address, channel `c` at a constant offset; row
                     // k2's a constant further (an address a store took four instructions).
                     let at = (k as u32 * C as u32 * W + xl) as usize;
-                    let row2 = (STEP1 * C as u32 * W) as usize;
+                    let row2 = (step1 * C as u32 * W) as usize;
                     for c in 0..C {
                         // SAFETY: k < span <= cap, so the index is below `tile_words`.
                         unsafe { *sums.add(at + c * W as usize) = acc[c] };
@@ -216,7 +222,7 @@ unsafe fn separable<const C: usize, const TX: usize, const TY: usize, const R: u
                             unsafe { *sums.add(at + row2 + c * W as usize) = acc2[c] };
                         }
                     }
-                    k += 2 * STEP1 as i32;
+                    k += 2 * step1 as i32;
                 }
             }
             sync_threads();
@@ -612,13 +618,18 @@ separable_kernels!(
     [resize_separable_c4, ResizeSeparableC4, resize_separable_c4_tensor, ResizeSeparableC4Tensor, 4, 8]
 );
 
-// The area's (rule 4): 4 taps each way, 8 across and 4 down, 8 each way.
+// The area's (rule 4): 4 taps each way, 5 across and 4 down, 8 across and 4 down, 8 each
+// way.
 separable_kernels!(
     area,
     [resize_area4_c1, ResizeArea4C1, resize_area4_c1_tensor, ResizeArea4C1Tensor, 1, 4, 4],
     [resize_area4_c2, ResizeArea4C2, resize_area4_c2_tensor, ResizeArea4C2Tensor, 2, 4, 4],
     [resize_area4_c3, ResizeArea4C3, resize_area4_c3_tensor, ResizeArea4C3Tensor, 3, 4, 4],
     [resize_area4_c4, ResizeArea4C4, resize_area4_c4_tensor, ResizeArea4C4Tensor, 4, 4, 4],
+    [resize_area54_c1, ResizeArea54C1, resize_area54_c1_tensor, ResizeArea54C1Tensor, 1, 5, 4],
+    [resize_area54_c2, ResizeArea54C2, resize_area54_c2_tensor, ResizeArea54C2Tensor, 2, 5, 4],
+    [resize_area54_c3, ResizeArea54C3, resize_area54_c3_tensor, ResizeArea54C3Tensor, 3, 5, 4],
+    [resize_area54_c4, ResizeArea54C4, resize_area54_c4_tensor, ResizeArea54C4Tensor, 4, 5, 4],
     [resize_area84_c1, ResizeArea84C1, resize_area84_c1_tensor, ResizeArea84C1Tensor, 1, 8, 4],
     [resize_area84_c2, ResizeArea84C2, resize_area84_c2_tensor, ResizeArea84C2Tensor, 2, 8, 4],
     [resize_area84_c3, ResizeArea84C3, resize_area84_c3_tensor, ResizeArea84C3Tensor, 3, 8, 4],

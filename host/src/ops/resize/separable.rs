@@ -1,13 +1,15 @@
 //! The tiled separable launches (`cuimg_abi::resize::ResizeSeparable`): OpenCV's fixed-point
 //! filters, and its area in float where each output's lists are at most 8 long (the
-//! `ResizeArea4*`, `ResizeArea84*` and `ResizeArea8*` kernels, rule `RULE_AREA`), into
+//! `ResizeArea4*`, `ResizeArea54*`, `ResizeArea84*` and `ResizeArea8*` kernels, rule
+//! `RULE_AREA`), into
 //! images, tensors, or tensors from YUV frames.
 
 use std::sync::Arc;
 
 use cuimg_abi::DevPtr;
 use cuimg_abi::resize::{
-    RULE_AREA, ResizeArea4C1, ResizeArea4C1Tensor, ResizeArea84C1, ResizeArea84C1Tensor, ResizeArea84C2,
+    RULE_AREA, ResizeArea4C1, ResizeArea4C1Tensor, ResizeArea54C1, ResizeArea54C1Tensor, ResizeArea54C2,
+    ResizeArea54C2Tensor, ResizeArea54C3, ResizeArea54C3Tensor, ResizeArea54C4, ResizeArea54C4Tensor, ResizeArea84C1, ResizeArea84C1Tensor, ResizeArea84C2,
     ResizeArea84C2Tensor, ResizeArea84C3, ResizeArea84C3Tensor, ResizeArea84C4, ResizeArea84C4Tensor, ResizeArea4C2, ResizeArea4C2Tensor, ResizeArea4C3,
     ResizeArea4C3Tensor, ResizeArea4C4, ResizeArea4C4Tensor, ResizeArea8C1, ResizeArea8C1Tensor, ResizeArea8C2,
     ResizeArea8C2Tensor, ResizeArea8C3, ResizeArea8C3Tensor, ResizeArea8C4, ResizeArea8C4Tensor, ResizeJob,
@@ -135,7 +137,8 @@ impl Stream {
             (0 | 3, 2, 2) => 2,
             (1, 4, 4) | (RULE_AREA, 4, 4) => 4,
             (2, 8, 8) | (RULE_AREA, 8, 8) => 8,
-            // 8 across and 4 down: the area's only (`area_taps`).
+            // 5 or 8 across and 4 down: the area's only (`area_taps`).
+            (RULE_AREA, 5, 4) => 54,
             (RULE_AREA, 8, 4) => 84,
             (rule, xt, yt) => {
                 return Err(Error::InvalidParameter {
@@ -184,6 +187,10 @@ impl Stream {
                         self, P, jobs, blob, shape, p,
                         [ResizeArea4C1Tensor, ResizeArea4C2Tensor, ResizeArea4C3Tensor, ResizeArea4C4Tensor]
                     ),
+                    (true, 54) => by_channels!(
+                        self, P, jobs, blob, shape, p,
+                        [ResizeArea54C1Tensor, ResizeArea54C2Tensor, ResizeArea54C3Tensor, ResizeArea54C4Tensor]
+                    ),
                     (true, 84) => by_channels!(
                         self, P, jobs, blob, shape, p,
                         [ResizeArea84C1Tensor, ResizeArea84C2Tensor, ResizeArea84C3Tensor, ResizeArea84C4Tensor]
@@ -217,6 +224,10 @@ impl Stream {
                 (true, 4) => by_channels!(
                     self, P, jobs, blob, shape, p,
                     [ResizeArea4C1, ResizeArea4C2, ResizeArea4C3, ResizeArea4C4]
+                ),
+                (true, 54) => by_channels!(
+                    self, P, jobs, blob, shape, p,
+                    [ResizeArea54C1, ResizeArea54C2, ResizeArea54C3, ResizeArea54C4]
                 ),
                 (true, 84) => by_channels!(
                     self, P, jobs, blob, shape, p,
@@ -271,12 +282,20 @@ mod tests {
     }
 
     /// The padded lists give the reference's bytes (the oracle's sums, list by list), at
-    /// the batch's factors (2.3 to 3.4 across: 4 taps each way, and 8 across by 4 down)
-    /// and odd ones (8 each way); a test that fails if a weight lands on the wrong tap or
-    /// the sums change order.
+    /// the batch's factors (2.3 to 3.4 across: 4 taps each way, and 5 across by 4 down),
+    /// wider ones (8 across by 4 down) and odd ones (8 each way); a test that fails if a
+    /// weight lands on the wrong tap or the sums change order. (301x233 to 87x101 is the GPU
+    /// tests' case of 5 across.)
     #[test]
     fn padded_area_lists_sum_as_the_reference() {
-        let sizes = [((640, 480), (224, 224)), ((768, 576), (224, 224)), ((517, 389), (224, 224)), ((97, 61), (23, 17))];
+        let sizes = [
+            ((640, 480), (224, 224)),
+            ((768, 576), (224, 224)),
+            ((1100, 500), (224, 224)),
+            ((301, 233), (87, 101)),
+            ((517, 389), (224, 224)),
+            ((97, 61), (23, 17)),
+        ];
         let mut seen = Vec::new();
         for (i, ((sw, sh), d)) in sizes.into_iter().enumerate() {
             let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ i as u64;
@@ -293,7 +312,7 @@ mod tests {
             };
             seen.push(area_taps(&x, &y).expect("lists of at most 8"));
         }
-        assert_eq!(seen, [(4, 4), (8, 4), (4, 4), (8, 8)], "every kernel's taps");
+        assert_eq!(seen, [(4, 4), (5, 4), (8, 4), (5, 4), (4, 4), (8, 8)], "every kernel's taps");
         let Plan::Area { x, y } = cv::plan((1920, 1080), 3, (224, 224), CvInterpolation::Area) else { unreachable!() };
         assert_eq!(area_taps(&x, &y), None, "lists of 10: the kernel of a pixel a thread");
     }
