@@ -18,6 +18,7 @@ mod sizing;
 pub use sizing::{ResizeLayout, Sizing};
 #[doc(hidden)]
 pub use launch::{pillow_planes, pillow_planes_launches};
+#[doc(hidden)]
 pub use plan::area_five;
 #[doc(hidden)]
 pub use tiles::force_tile_rows;

@@ -58,8 +58,7 @@ pub fn area_five(on: bool) {
 /// The taps (across, down) of the area's separable kernel that takes lists `x` and `y`:
 /// 4 each way, 5 across and 4 down (a batch's photos 3 to 4 times the output's width, which
 /// a kernel of 8 across summed with 3 weights of 0 in every 8), 8 across and 4 down, or 8
-/// each way;
-/// `None`: longer lists go to the kernel of a pixel a thread (`ResizeArea`).
+/// each way; `None`: longer lists go to the kernel of a pixel a thread (`ResizeArea`).
 pub(crate) fn area_taps(x: &Lists, y: &Lists) -> Option<(usize, usize)> {
     match (x.longest, y.longest) {
         (0..=4, 0..=4) => Some((4, 4)),

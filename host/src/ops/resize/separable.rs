@@ -1,8 +1,7 @@
 //! The tiled separable launches (`cuimg_abi::resize::ResizeSeparable`): OpenCV's fixed-point
 //! filters, and its area in float where each output's lists are at most 8 long (the
 //! `ResizeArea4*`, `ResizeArea54*`, `ResizeArea84*` and `ResizeArea8*` kernels, rule
-//! `RULE_AREA`), into
-//! images, tensors, or tensors from YUV frames.
+//! `RULE_AREA`), into images, tensors, or tensors from YUV frames.
 
 use std::sync::Arc;
 
