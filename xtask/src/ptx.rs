@@ -83,7 +83,8 @@ const FOUR_BLOCKS: &[&str] = &[
     // and 72 in session 11's tree): session 10, call 4.
     "resize_area4_c3",
     "resize_area84_c3",
-    // 5 across and 4 down (session 14), held as its neighbours on each side.
+    // 5 across and 4 down (session 14): the area's batch queued 241 and 230 us at 4 blocks,
+    // 242 and 241 at 3 (call 4, alternated).
     "resize_area54_c3",
     // Lanczos-4's Gray8 kernel, spilling 48 bytes then (44 in session 11's tree): 8 to 14%
     // faster (session 10, call 6).
