@@ -89,10 +89,18 @@ fn opts() -> Opts {
             "--no-planes" => cuimg::ops::resize::pillow_planes(false),
             // The area's lists of 5 across in the kernels of 8 across (before session 14).
             "--no-area5" => cuimg::ops::resize::area_five(false),
+            // Tiles of this many output rows wherever they fit (0: the model's choice), to
+            // hold the tile model's choice against every height.
+            "--tile-rows" => {
+                cuimg::ops::resize::force_tile_rows(args.next().expect("--tile-rows N").parse().expect("a number"))
+            }
+            // Launch tables each in a buffer of its own, a batch's groups in the order first
+            // seen (before session 15).
+            "--no-kept-tables" => cuimg::bench::KEPT_TABLES.store(0, std::sync::atomic::Ordering::Relaxed),
             "--bench" => {}
             other => {
                 panic!(
-                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes] [--no-area5]"
+                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes] [--no-area5] [--no-kept-tables] [--tile-rows N]"
                 )
             }
         }

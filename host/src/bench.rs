@@ -4,7 +4,7 @@
 use cuimg_abi::copy::{CopyFlat, CopyFlatKernel};
 
 pub use crate::runtime::knobs::{
-    EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES, take_host_spans,
+    EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES, KEPT_TABLES, take_host_spans,
 };
 use crate::{DeviceBuffer, Result, Stream};
 

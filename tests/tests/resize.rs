@@ -520,6 +520,52 @@ fn tables_kept_on_streams_stay_right_as_their_arenas_grow() {
     assert_eq!(streams[0].download_batch(&out).unwrap(), vec![want; 9], "one size nine times in a batch");
 }
 
+/// Launch tables (each launch's job list) share one buffer a stream (`Stream::with_table`):
+/// batches of 2 to 300 ragged jobs queued back to back on one stream behind slow work,
+/// nothing waited for between them, so each table is copied while the launches before it
+/// are still queued, and the buffer grows twice (at 70 jobs and at 300); every output
+/// poisoned first and against the reference. Were a table copied before the launches
+/// queued ahead of it had run, those launches would read the later jobs and write the
+/// wrong images (or none).
+#[test]
+fn launch_tables_queued_back_to_back_are_each_launchs_own() {
+    let Some(gpu) = cuimg_tests::gpu() else { return };
+    let p = Poisoned::new(&gpu);
+    let s = &p.0;
+    let big = s.upload(&cuimg_tests::random::<Rgb8>(3000, 2000, 500).view()).unwrap();
+    let slow: Filter = "pil-lanczos".parse().unwrap();
+    for _ in 0..3 {
+        let mut out = s.alloc::<Rgb8>(2999, 1999).unwrap();
+        s.resize(&big, &mut out, slow).unwrap();
+    }
+    let mut queued = Vec::new();
+    for (b, (n, name)) in
+        [(2, "cv-linear"), (3, "cv-cubic"), (70, "cv-linear"), (5, "pil-bicubic"), (300, "cv-area"), (40, "cv-linear")]
+            .into_iter()
+            .enumerate()
+    {
+        let f: Filter = name.parse().unwrap();
+        let imgs: Vec<Image<Rgb8>> = (0..n)
+            .map(|i| {
+                cuimg_tests::random(20 + (7 * i + b) as u32 % 53, 15 + (5 * i) as u32 % 41, 600 + (b * 1000 + i) as u64)
+            })
+            .collect();
+        let sizes: Vec<(u32, u32)> = (0..n).map(|i| (3 + (i as u32 * 11) % 29, 2 + (i as u32 * 13) % 23)).collect();
+        let views: Vec<_> = imgs.iter().map(|i| i.view()).collect();
+        let src = s.upload_batch(&views).unwrap();
+        let poison: Vec<Image<Rgb8>> = sizes.iter().map(|&(w, h)| p.poison(w, h)).collect();
+        let mut dst = s.upload_batch(&poison.iter().map(|i| i.view()).collect::<Vec<_>>()).unwrap();
+        s.resize_batch(&src, &mut dst, f).unwrap();
+        queued.push((name, f, imgs, sizes, src, dst));
+    }
+    for (b, (name, f, imgs, sizes, _, dst)) in queued.iter().enumerate() {
+        let got = s.download_batch(dst).unwrap();
+        for (i, (img, &(w, h))) in imgs.iter().zip(sizes).enumerate() {
+            assert_eq!(got[i], cpu::resize(&img.view(), w, h, *f).unwrap(), "batch {b} ({name}), image {i} to {w}x{h}");
+        }
+    }
+}
+
 /// A launch whose tables fail to upload leaves none of them recorded as on the device: the
 /// next call with the same plan uploads them again. Before, the failed plan stayed recorded
 /// over bytes that never arrived, and the next new plan's tables went to the same place, so

@@ -26,8 +26,17 @@ mod imp {
     /// (the part of the image the histogram read last, still in L2, first), 0 = forward.
     pub static EQUALIZE_REVERSE_APPLY: AtomicU32 = AtomicU32::new(1);
 
+    /// Session 15's host path for launch tables: 1 = the stream's kept table buffer, and a
+    /// batch's groups of plans launched smallest first; 0 = a buffer of its own each launch,
+    /// groups in the order first seen (as before), to time both in one run.
+    pub static KEPT_TABLES: AtomicU32 = AtomicU32::new(1);
+
     pub fn grid_waves() -> u32 {
         GRID_WAVES.load(Relaxed).max(1)
+    }
+
+    pub fn kept_tables() -> bool {
+        KEPT_TABLES.load(Relaxed) == 1
     }
 
     pub fn gray_histogram_runs() -> bool {
@@ -67,13 +76,23 @@ mod imp {
     pub fn host_span<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
         let start = std::time::Instant::now();
         let r = f();
+        host_span_end(name, start);
+        r
+    }
+
+    /// The start of a span that does not fit one closure (see [`host_span_end`]).
+    pub fn host_span_start() -> std::time::Instant {
+        std::time::Instant::now()
+    }
+
+    /// The host time since `start` added to span `name`, as one call.
+    pub fn host_span_end(name: &'static str, start: std::time::Instant) {
         let ns = start.elapsed().as_nanos() as u64;
         let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
         match spans.iter_mut().find(|s| s.0 == name) {
             Some(s) => (s.1, s.2) = (s.1 + ns, s.2 + 1),
             None => spans.push((name, ns, 1)),
         }
-        r
     }
 
     /// The spans summed since the last call, reset.
@@ -108,14 +127,27 @@ mod imp {
         None
     }
 
+    pub fn kept_tables() -> bool {
+        true
+    }
+
     #[inline(always)]
     pub fn host_span<T>(_: &'static str, f: impl FnOnce() -> T) -> T {
         f()
     }
+
+    #[inline(always)]
+    pub fn host_span_start() {}
+
+    #[inline(always)]
+    pub fn host_span_end(_: &'static str, _: ()) {}
 }
 
 #[cfg(feature = "bench-knobs")]
-pub use imp::{EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES, take_host_spans};
+pub use imp::{
+    EQUALIZE_ONE_LAUNCH, EQUALIZE_REVERSE_APPLY, GRAY_HISTOGRAM, GRID_CAP, GRID_WAVES, KEPT_TABLES, take_host_spans,
+};
 pub(crate) use imp::{
-    equalize_apply_reversed, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, host_span, module_file,
+    equalize_apply_reversed, equalize_one_launch, gray_histogram_runs, grid_cap, grid_waves, host_span, host_span_end,
+    host_span_start, kept_tables, module_file,
 };

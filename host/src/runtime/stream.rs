@@ -49,11 +49,18 @@ pub struct Stream {
     pub(crate) scratch: RefCell<Option<Scratch>>,
     /// Reused pinned staging for batch transfers; grows to the largest batch seen.
     pub(crate) staging: RefCell<Option<TrackedHost>>,
+    /// Reused device memory for launches' small tables (see [`Stream::with_table`]).
+    tables: RefCell<Option<Tracked<u8>>>,
     /// What operations keep between their calls on this stream, one value per type (see
     /// [`Stream::kept`]); the runtime does not know what they are.
     kept: RefCell<Vec<Box<dyn std::any::Any + Send>>>,
     _not_sync: PhantomData<Cell<()>>,
 }
+
+/// The largest table [`Stream::with_table`] copies into the stream's kept buffer: 1 MiB
+/// (a batch of 256 resize jobs is 26 KiB; larger tables, whose copies take longer than the
+/// allocation saved, get buffers of their own rather than holding memory for good).
+pub(crate) const TABLE_KEPT: usize = 1 << 20;
 
 pub(crate) struct Scratch {
     pub hist: Tracked<u32>,
@@ -73,6 +80,7 @@ impl Stream {
             raw,
             scratch: RefCell::new(None),
             staging: RefCell::new(None),
+            tables: RefCell::new(None),
             kept: RefCell::new(Vec::new()),
             _not_sync: PhantomData,
         }
@@ -169,6 +177,44 @@ impl Stream {
             *slot = Some(TrackedHost::new(buf));
         }
         Ok(std::cell::RefMut::map(slot, |s| s.as_mut().expect("filled above")))
+    }
+
+    /// Runs `launch(device address)` with `bytes` copied to the device for the launches it
+    /// queues on this stream (a launch's job list and tables), and returns its result.
+    ///
+    /// Tables up to [`TABLE_KEPT`] bytes go to one buffer that the stream keeps and reuses:
+    /// an allocation, two events, a free and their driver calls each launch took about 4 us
+    /// of a batch call's host time before its kernel (session 15). The buffer is this
+    /// stream's alone, read only by launches queued on it: the next call's copy into it is
+    /// queued on the same stream after them, so it runs after they have read it, and no
+    /// event is needed. The copy is from pageable memory, which the driver has taken by the
+    /// time it returns. Larger tables get a buffer of their own, freed after the launches.
+    ///
+    /// `launch` must queue its work on this stream (the address is nothing elsewhere), and
+    /// may not ask for a table itself (a panic: the buffer is borrowed while it runs).
+    pub(crate) fn with_table<R>(&self, bytes: &[u8], launch: impl FnOnce(u64) -> Result<R>) -> Result<R> {
+        if bytes.len() > TABLE_KEPT || !super::knobs::kept_tables() {
+            let table: DeviceBuffer<u8> = self.upload_slice(bytes)?;
+            let read = table.buf.read(&self.raw)?;
+            return launch(read.ptr().addr());
+        }
+        let mut slot = self.tables.borrow_mut();
+        if slot.as_ref().is_none_or(|t| t.len() < bytes.len()) {
+            // The old buffer's drop frees it after the launches queued before (stream-ordered).
+            *slot = None;
+            *slot = Some(self.alloc_overwritten::<u8>(bytes.len().next_power_of_two().max(4096))?);
+        }
+        let addr = slot.as_ref().expect("filled above").device_addr();
+        if !bytes.is_empty() {
+            self.raw.context().bind_to_thread()?;
+            // SAFETY: `addr` is this stream's table memory, at least `bytes.len()` long and
+            // alive while the slot is borrowed (until `launch` has queued its work); only
+            // copies and launches on this stream touch it, so the copy runs after every
+            // launch queued before has read it (see above), and `bytes` is host memory the
+            // driver copies from before it returns (pageable).
+            unsafe { cudarc::driver::result::memcpy_htod_async(addr, bytes, self.raw.cu_stream()) }?;
+        }
+        launch(addr)
     }
 
     /// Queues a copy of pinned bytes `range` to device address `dst`.

@@ -12,7 +12,7 @@ use super::{DeviceTensor, Tensor, TensorShape, TensorSpec};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::pixel::{Channels, Pixel};
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, DeviceBuffer, Gpu, Stream};
+use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, Gpu, Stream};
 
 impl Stream {
     /// A new device tensor of zeroed elements.
@@ -171,15 +171,14 @@ impl Stream {
             return launch(TensorJobs { list: DevPtr::NULL, one: *one }, 1);
         }
         let words: Vec<u64> = jobs.iter().flat_map(TensorJob::words).collect();
-        let table: DeviceBuffer<u64> = self.upload_slice(&words)?;
-        let read = table.buf.read(&self.raw)?;
-        let base = read.ptr().addr();
         let size = std::mem::size_of::<TensorJob>() as u64;
-        for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
-            let list = DevPtr::new(base + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
-            launch(TensorJobs { list, one: TensorJob::default() }, chunk.len() as u32)?;
-        }
-        Ok(())
+        self.with_table(bytemuck::cast_slice(&words), |base| {
+            for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
+                let list = DevPtr::new(base + i as u64 * MAX_BATCH_LAUNCH as u64 * size);
+                launch(TensorJobs { list, one: TensorJob::default() }, chunk.len() as u32)?;
+            }
+            Ok(())
+        })
     }
 }
 

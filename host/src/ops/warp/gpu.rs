@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Border;
 use crate::pixel::{Channels, Pixel};
-use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, DeviceBuffer, Gpu, Stream};
+use crate::runtime::{AsDeviceView, AsDeviceViewMut, DeviceBatch, Gpu, Stream};
 
 /// A job as the `u64` words of its `repr(C)` layout (little-endian, as every GPU CUDA runs
 /// on), to upload without an unsafe cast.
@@ -140,19 +140,21 @@ impl Stream {
     /// of `K`'s channel count, the source at least one pixel.
     unsafe fn warp_launch<K: Kernel<Params = WarpParams>>(&self, jobs: &[WarpJob]) -> Result<()> {
         let words: Vec<u64> = jobs.iter().flat_map(words).collect();
-        let table: DeviceBuffer<u64> = self.upload_slice(&words)?;
-        let read = table.buf.read(&self.raw)?;
-        let base: DevPtr<WarpJob> = read.ptr().cast();
         let size = std::mem::size_of::<WarpJob>() as u64;
-        for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
-            let extent = chunk.iter().fold((1u64, 1u64), |(w, h), j| (w.max(j.dst.width as u64), h.max(j.dst.height as u64)));
-            let cfg = self.batch_config::<K>(extent, (32, 8), chunk.len() as u32, 0)?;
-            let jobs = base.offset(i as u64 * MAX_BATCH_LAUNCH as u64 * size);
-            // SAFETY: the caller's contract, for this chunk's jobs, one grid layer each; the
-            // table is read under its guard until the launch has run.
-            unsafe { self.launch::<K>(cfg, WarpParams { jobs, count: chunk.len() as u32, _pad: 0 })? };
-        }
-        Ok(())
+        self.with_table(bytemuck::cast_slice(&words), |base| {
+            let base: DevPtr<WarpJob> = DevPtr::new(base);
+            for (i, chunk) in jobs.chunks(MAX_BATCH_LAUNCH as usize).enumerate() {
+                let extent =
+                    chunk.iter().fold((1u64, 1u64), |(w, h), j| (w.max(j.dst.width as u64), h.max(j.dst.height as u64)));
+                let cfg = self.batch_config::<K>(extent, (32, 8), chunk.len() as u32, 0)?;
+                let jobs = base.offset(i as u64 * MAX_BATCH_LAUNCH as u64 * size);
+                // SAFETY: the caller's contract, for this chunk's jobs, one grid layer each;
+                // the table is on the device for the launches `with_table` runs, on this
+                // stream.
+                unsafe { self.launch::<K>(cfg, WarpParams { jobs, count: chunk.len() as u32, _pad: 0 })? };
+            }
+            Ok(())
+        })
     }
 }
 
