@@ -7,6 +7,7 @@ pub(crate) mod exec;
 mod gpu;
 mod launch;
 mod pil;
+mod pillow;
 mod resident;
 mod separable;
 mod tiles;
@@ -17,7 +18,7 @@ mod sizing;
 
 pub use sizing::{ResizeLayout, Sizing};
 #[doc(hidden)]
-pub use launch::{pillow_planes, pillow_planes_launches};
+pub use pillow::{pillow_planes, pillow_planes_launches};
 #[doc(hidden)]
 pub use plan::area_five;
 #[doc(hidden)]

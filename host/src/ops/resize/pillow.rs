@@ -1,0 +1,305 @@
+//! Pillow's launches (`cuimg_abi::resize::ResizePillow*`): a plan's two passes in one tiled
+//! launch where its tiles fit, else pass by pass, each into a device image of its own; and
+//! the choice among the tiled kernels (by bytes, by words, by dot products). Their plans and
+//! tables are `pil.rs`'s.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use cuimg_abi::DevPtr;
+use cuimg_abi::resize::{
+    Plane, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
+    ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
+    ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledPlanesC1,
+    ResizePillowTiledPlanesC1Tensor, ResizePillowTiledPlanesC3, ResizePillowTiledPlanesC3Tensor, ResizePillowTiledTensor,
+    ResizePillowTiledWordsC3, ResizePillowTiledWordsC3Tensor, ResizePillowTiledWordsC4, ResizePillowTiledWordsC4Tensor,
+    ResizePillowTiledYuv, ResizePillowTiledYuvTensor,
+};
+
+use super::launch::{Blob, Sink, Work, offset, tensor_out};
+use super::pil;
+use super::plan::Plan;
+use super::resident::Block;
+use super::tiles::{Shape, TileRows, tile_shape};
+use crate::error::Result;
+use crate::pixel::{Channels, Pixel};
+use crate::runtime::{DeviceBuffer, Stream};
+
+/// The horizontal taps from which Pillow's RGB8 and RGBA8 plans take the tiled kernels that
+/// read taps four at a time as words (`resize_pillow_tiled_words_*`): session 10 measured
+/// them 13 to 25% faster for Pillow's bicubic and Lanczos downscales (13 taps and more),
+/// but 8 to 36% slower for 3 to 7 taps, where their extra registers spill.
+const PILLOW_WORDS_TAPS: usize = 8;
+
+/// The horizontal taps from which Pillow's Gray8 (`channels` 1) and RGB8 plans take the
+/// `_planes` kernels (four taps a group by dot products, `pil::Planes`), where every plan of
+/// the launch has that form. Session 12's call 1 timed both on the same machine: Gray8 was
+/// faster at every count (5 taps, 8K->4K bilinear, 118 -> 103 us; 53, 1080p->224x224
+/// Lanczos, 43 -> 17); RGB8 faster from 11 taps (the batch's bicubic, 11 to 15, 493 -> 440
+/// queued; 8K->4K Lanczos, 13, 238 -> 224), even at 7 to 9 (the batch's bilinear 337 ->
+/// 344, 8K->4K bicubic 186 -> 182), slower at 5 (8K->4K bilinear 136 -> 154, x2 bicubic
+/// 65 -> 77): a group pads 5 taps to 8, and the RGB8 kernel before did well with few.
+const fn pillow_planes_taps(channels: usize) -> usize {
+    if channels == 1 { 4 } else { 10 }
+}
+
+/// Whether Pillow's plans may take the `_planes` kernels (see [`pillow_planes`]).
+static PLANES: AtomicBool = AtomicBool::new(true);
+
+/// Launches of the `_planes` kernels so far (see [`pillow_planes_launches`]).
+static PLANES_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// For tests and the benchmark: whether Pillow's Gray8 and RGB8 plans may take the kernels
+/// that sum four taps at a time by dot products (the default), or only the others, so that
+/// both are tested and timed. Either gives the same bytes. Not part of the API.
+pub fn pillow_planes(on: bool) {
+    PLANES.store(on, Ordering::Relaxed);
+}
+
+/// For tests: how many launches of the `_planes` kernels this process has made, so that a
+/// test of them can tell that they ran. Not part of the API.
+pub fn pillow_planes_launches() -> u64 {
+    PLANES_LAUNCHES.load(Ordering::Relaxed)
+}
+
+impl Stream {
+    /// Pillow's plans, pass by pass: all images' first passes in one launch, then their
+    /// second, each into a device image of its own between passes. Into a tensor, only
+    /// the tiled launch: the plans it does not take are returned.
+    pub(super) fn resize_pillow<P: Pixel>(&self, group: Vec<Work>, sink: Sink) -> Result<Vec<Work>> {
+        let mut left = Vec::new();
+        // Images whose plans have the same passes (direction and count) share launches.
+        let mut shapes: Vec<(Vec<bool>, Vec<Work>)> = Vec::new();
+        for w in group {
+            let Plan::Pillow { passes, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
+            let shape: Vec<bool> = passes.iter().map(|p| p.horizontal).collect();
+            match shapes.iter_mut().find(|(s, _)| *s == shape) {
+                Some((_, v)) => v.push(w),
+                None => shapes.push((shape, vec![w])),
+            }
+        }
+        for (shape, works) in shapes {
+            if shape == [true, false] && self.resize_pillow_tiled::<P>(&works, sink)? {
+                continue;
+            }
+            if !matches!(sink, Sink::Image) {
+                left.extend(works);
+                continue;
+            }
+            // The previous pass's outputs (this pass's inputs), one device image a job.
+            let mut prev: Vec<DeviceBuffer<u8>> = Vec::new();
+            for (i, &horizontal) in shape.iter().enumerate() {
+                let last = i + 1 == shape.len();
+                let pass_of = |w: &Work| match w.plan.as_ref() {
+                    Plan::Pillow { passes, .. } => passes[i].clone(),
+                    _ => unreachable!("grouped by kind"),
+                };
+                let mut next: Vec<DeviceBuffer<u8>> = match last {
+                    true => Vec::new(),
+                    false => works
+                        .iter()
+                        .map(|w| {
+                            let (pw, ph) = pass_of(w).out;
+                            self.alloc_slice::<u8>(pw * ph * P::CHANNELS)
+                        })
+                        .collect::<Result<_>>()?,
+                };
+                let reads = prev.iter().map(|b| b.buf.read(&self.raw)).collect::<Result<Vec<_>, _>>()?;
+                let mut writes = next.iter_mut().map(|b| b.buf.write(&self.raw)).collect::<Result<Vec<_>, _>>()?;
+                let packed = |addr: u64, (w, h): (usize, usize)| Plane {
+                    data: addr,
+                    pitch: (w * P::CHANNELS) as u64,
+                    width: w as u32,
+                    height: h as u32,
+                };
+                let (mut ints, mut weights): (Vec<i32>, Vec<i32>) = (Vec::new(), Vec::new());
+                let mut jobs = Vec::with_capacity(works.len());
+                for (k, w) in works.iter().enumerate() {
+                    let pass = pass_of(w);
+                    let src = match i {
+                        0 => w.src,
+                        _ => {
+                            let Plan::Pillow { passes, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
+                            packed(reads[k].ptr().addr(), passes[i - 1].out)
+                        }
+                    };
+                    // The last pass writes the output, and its letterbox if any.
+                    let base = if last { w.job() } else { ResizeJob::default() };
+                    let dst = if last { w.dst } else { packed(writes[k].ptr().addr(), pass.out) };
+                    jobs.push(ResizeJob {
+                        src,
+                        dst,
+                        x: offset(ints.len())?,
+                        xw: offset(weights.len())?,
+                        y: offset(pass.taps.taps)?,
+                        yw: 0,
+                        extra: offset(pass.offset)?,
+                        ..base
+                    });
+                    ints.extend(&pass.taps.first);
+                    weights.extend(&pass.taps.weights);
+                }
+                let premultiply = works.iter().any(|w| matches!(*w.plan, Plan::Pillow { premultiply: true, .. }));
+                let mut blob = Blob::default();
+                let (at_i, at_w) = (blob.add(&ints), blob.add(&weights));
+                let p = |jobs, count, base: u64| ResizePillow {
+                    jobs,
+                    count,
+                    horizontal: u32::from(horizontal),
+                    premultiply: u32::from(premultiply && i == 0),
+                    divide: u32::from(premultiply && last),
+                    ints: DevPtr::new(base + at_i),
+                    weights: DevPtr::new(base + at_w),
+                };
+                // SAFETY: each job's tables hold one first index and `job.y` weights per
+                // output index along the pass, at its offsets; its source is the image or
+                // the previous pass's output, its output the destination or a new device
+                // image of the pass's size, each under its guard, of P's channel count.
+                unsafe {
+                    match P::LAYOUT {
+                        Channels::One => self.resize_launch::<ResizePillowC1>(&jobs, blob, Shape::Pixels(1), p),
+                        Channels::Two => self.resize_launch::<ResizePillowC2>(&jobs, blob, Shape::Pixels(1), p),
+                        Channels::Three => self.resize_launch::<ResizePillowC3>(&jobs, blob, Shape::Pixels(1), p),
+                        Channels::Four => self.resize_launch::<ResizePillowC4>(&jobs, blob, Shape::Pixels(1), p),
+                    }
+                }?;
+                drop((reads, writes));
+                prev = next;
+            }
+        }
+        Ok(left)
+    }
+
+    /// Pillow's plans of a horizontal pass then a vertical one, both in one tiled launch;
+    /// `false` (nothing launched) where a tile's rows or a plan's taps do not fit it.
+    fn resize_pillow_tiled<P: Pixel>(&self, works: &[Work], sink: Sink) -> Result<bool> {
+        let passes = |w: &'_ Work| match w.plan.as_ref() {
+            Plan::Pillow { passes, .. } => (passes[0].taps.taps, passes[1].taps.taps),
+            _ => unreachable!("grouped by kind"),
+        };
+        if works.iter().map(passes).any(|(h, v)| h > 0xFFFF || v > 0xFFFF) {
+            return Ok(false);
+        }
+        let premultiply = works.iter().any(|w| matches!(*w.plan, Plan::Pillow { premultiply: true, .. }));
+        let plans: Vec<&Arc<Plan>> = works.iter().map(|w| &w.plan).collect();
+        let block = |plan: &Plan| match plan {
+            Plan::Pillow { passes, .. } => {
+                let (h, v) = (&passes[0].taps, &passes[1].taps);
+                let b = Block::default().part(&h.first).part(&v.first).part(&h.weights).part(&v.weights);
+                // Parts 4 to 6: the passes in the planes form, where they have one (the
+                // first rows are part 1's).
+                let b = match (pil::planes(h, Some(passes[0].input)), pil::planes(v, None)) {
+                    (Some(across), Some(down)) => b.part(&across.first).part(&across.words).part(&down.words),
+                    _ => b,
+                };
+                b.spans(&v.first, v.taps)
+            }
+            _ => unreachable!("grouped by kind"),
+        };
+        self.with_resident(&plans, block, |arena, placed| {
+            let rows: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
+            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.sms()) else {
+                return Ok(false);
+            };
+            // The `_planes` kernels (Gray8 and RGB8 images), where every plan has the form
+            // and enough taps, and its vectors lie at 16-byte boundaries.
+            let planes = PLANES.load(Ordering::Relaxed)
+                && matches!(P::LAYOUT, Channels::One | Channels::Three)
+                && !matches!(sink, Sink::YuvTensor(..))
+                && arena % 16 == 0
+                && works.iter().zip(placed).all(|(w, at)| {
+                    at.parts() == 7
+                        && passes(w).0 >= pillow_planes_taps(P::CHANNELS)
+                        && [5, 6].iter().all(|&i| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
+                });
+            PLANES_LAUNCHES.fetch_add(u64::from(planes), Ordering::Relaxed);
+            let mut jobs = Vec::with_capacity(works.len());
+            for (w, at) in works.iter().zip(placed) {
+                let (h, v) = passes(w);
+                let (x, xw, yw) = match planes {
+                    true => (at.at::<i32>(4)?, at.at::<u32>(5)?, at.at::<u32>(6)?),
+                    false => (at.at::<i32>(0)?, at.at::<i32>(2)?, at.at::<i32>(3)?),
+                };
+                jobs.push(ResizeJob {
+                    x,
+                    y: at.at::<i32>(1)?,
+                    xw,
+                    yw,
+                    extra: (h | v << 16) as u32,
+                    ..w.job()
+                });
+            }
+            let p = |jobs, count, _| ResizePillowTiled {
+                jobs,
+                count,
+                premultiply: u32::from(premultiply),
+                ints: DevPtr::new(arena),
+                weights: DevPtr::new(arena),
+                tile_rows: rows,
+                tile_words: words,
+            };
+            let blob = Blob::default();
+            // The kernels that read taps four at a time as words, where every plan has many
+            // (see `PILLOW_WORDS_TAPS`).
+            let words = works.iter().all(|w| passes(w).0 >= PILLOW_WORDS_TAPS);
+            // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights
+            // per output column, one first source row and `extra >> 16` weights per output
+            // row, at its offsets (with `planes`, a first column per output column, and each
+            // pass's groups of four taps as 16-byte vectors, 16-byte aligned: `pil::planes`,
+            // parts 4 to 6); the planes are guarded views of P's channel count (the kernel's,
+            // by the match), or images of the guarded tensor of `sink`'s format; blocks of
+            // `SEPARABLE_THREADS` with `tile_words` of shared memory.
+            unsafe {
+                match sink {
+                    Sink::Image => match P::LAYOUT {
+                        Channels::One if planes => self.resize_launch::<ResizePillowTiledPlanesC1>(&jobs, blob, shape, p),
+                        Channels::Three if planes => self.resize_launch::<ResizePillowTiledPlanesC3>(&jobs, blob, shape, p),
+                        Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
+                        Channels::Two => self.resize_launch::<ResizePillowTiledC2>(&jobs, blob, shape, p),
+                        Channels::Three if words => self.resize_launch::<ResizePillowTiledWordsC3>(&jobs, blob, shape, p),
+                        Channels::Four if words => self.resize_launch::<ResizePillowTiledWordsC4>(&jobs, blob, shape, p),
+                        Channels::Three => self.resize_launch::<ResizePillowTiledC3>(&jobs, blob, shape, p),
+                        Channels::Four => self.resize_launch::<ResizePillowTiledC4>(&jobs, blob, shape, p),
+                    },
+                    Sink::YuvTensor(format, layout, coef) => {
+                        let (blob, out) = tensor_out(format);
+                        let p = |jobs, count, base| ResizePillowTiledYuv {
+                            resize: p(jobs, count, base),
+                            out: out(base),
+                            layout,
+                            _pad: 0,
+                            coef,
+                        };
+                        match P::LAYOUT {
+                            Channels::Three => self.resize_launch::<ResizePillowTiledYuvTensor>(&jobs, blob, shape, p),
+                            _ => unreachable!("frames decode to RGB"),
+                        }
+                    }
+                    Sink::Tensor(format) => {
+                        let (blob, out) = tensor_out(format);
+                        let p = |jobs, count, base| ResizePillowTiledTensor { resize: p(jobs, count, base), out: out(base) };
+                        match P::LAYOUT {
+                            Channels::One if planes => {
+                                self.resize_launch::<ResizePillowTiledPlanesC1Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::Three if planes => {
+                                self.resize_launch::<ResizePillowTiledPlanesC3Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::One => self.resize_launch::<ResizePillowTiledC1Tensor>(&jobs, blob, shape, p),
+                            Channels::Two => self.resize_launch::<ResizePillowTiledC2Tensor>(&jobs, blob, shape, p),
+                            Channels::Three if words => {
+                                self.resize_launch::<ResizePillowTiledWordsC3Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::Four if words => {
+                                self.resize_launch::<ResizePillowTiledWordsC4Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::Three => self.resize_launch::<ResizePillowTiledC3Tensor>(&jobs, blob, shape, p),
+                            Channels::Four => self.resize_launch::<ResizePillowTiledC4Tensor>(&jobs, blob, shape, p),
+                        }
+                    }
+                }
+            }?;
+            Ok(true)
+        })
+    }
+}
