@@ -107,6 +107,13 @@ struct Record {
     spans: Spans,
 }
 
+impl Resident {
+    /// Each plan's placed block, or `None` where one is not placed.
+    fn placed(&self, plans: &[&Arc<Plan>]) -> Option<Vec<Placed<'_>>> {
+        plans.iter().map(|p| self.index.get(&key(p)).map(|&i| self.records[i as usize].placed())).collect()
+    }
+}
+
 impl Record {
     fn placed(&self) -> Placed<'_> {
         Placed(&self.parts[..self.len], &self.spans)
@@ -131,77 +138,73 @@ impl Stream {
         launch: impl FnOnce(u64, &[Placed<'_>]) -> Result<R>,
     ) -> Result<R> {
         self.kept(|r: &mut Resident| {
-            // Every plan's block already placed (a batch of sizes seen before): one lookup a
-            // plan, not two.
-            if let Some(arena) = r.arena.as_ref() {
-                let placed: Option<Vec<Placed<'_>>> =
-                    plans.iter().map(|p| r.index.get(&key(p)).map(|&i| r.records[i as usize].placed())).collect();
-                if let Some(placed) = placed {
-                    let read = arena.buf.read(&self.raw)?;
-                    return launch(read.ptr().addr(), &placed);
-                }
+            // Where every plan's block is already placed (a batch of sizes seen before), one
+            // lookup a plan.
+            if r.arena.is_none() || r.placed(plans).is_none() {
+                self.place(r, plans, &block)?;
             }
-            let missing = |r: &Resident| -> Vec<&Arc<Plan>> {
-                let mut seen = FxHashSet::default();
-                plans.iter().copied().filter(|p| !r.index.contains_key(&key(p)) && seen.insert(key(p))).collect()
-            };
-            let mut new = missing(r);
-            let mut blocks: Vec<Block> = new.iter().map(|p| block(p)).collect();
-            let size = |b: &[Block]| b.iter().map(|b| (b.bytes.len() as u64).next_multiple_of(ALIGN as u64)).sum::<u64>();
-            let capacity = r.arena.as_ref().map_or(0, |a| a.len() as u64);
-            if r.used + size(&blocks) > capacity {
-                // A new arena for this launch's blocks, room to grow after them.
-                r.index.clear();
-                r.records.clear();
-                r.used = 0;
-                new = missing(r);
-                blocks = new.iter().map(|p| block(p)).collect();
-                let want = (2 * size(&blocks)).max(2 * capacity).max(FIRST);
-                if size(&blocks) > MOST {
-                    return Err(Error::TooLarge { what: "one launch's resize tables".into(), size: size(&blocks), limit: MOST });
-                }
-                r.arena = None; // freed (after its readers) before the next is allocated
-                r.arena = Some(self.alloc_slice::<u8>(want.min(MOST) as usize)?);
-            }
-            let arena = r.arena.as_mut().expect("made above");
-            if !blocks.is_empty() {
-                let mut bytes = Vec::with_capacity(size(&blocks) as usize);
-                let mut at = Vec::with_capacity(blocks.len());
-                for b in &blocks {
-                    at.push(r.used + bytes.len() as u64);
-                    bytes.extend_from_slice(&b.bytes);
-                    bytes.resize(bytes.len().next_multiple_of(ALIGN), 0);
-                }
-                let start = r.used as usize;
-                #[cfg(feature = "test-hooks")]
-                if std::mem::take(&mut r.fail_next) {
-                    return Err(Error::Cuda("made to fail by a test (Stream::fail_next_resize_tables_for_tests)".into()));
-                }
-                let mut to = arena.buf.write(&self.raw)?;
-                self.raw.memcpy_htod(&bytes, &mut to.slice().slice_mut(start..start + bytes.len()))?;
-                // Recorded only once their upload is queued: a failed one leaves no plan
-                // recorded over bytes that never arrived (which the next new block, placed
-                // at the same offset, would then have overwritten with its own).
-                for ((plan, b), at) in new.iter().zip(blocks).zip(at) {
-                    let mut parts = [0; PARTS];
-                    for (to, p) in parts.iter_mut().zip(&b.parts) {
-                        *to = at + p;
-                    }
-                    let len = b.parts.len();
-                    r.index.insert(key(plan), r.records.len() as u32);
-                    r.records.push(Record { _plan: (*plan).clone(), parts, len, spans: b.spans });
-                }
-                r.used += bytes.len() as u64;
-            }
-            let read = arena.buf.read(&self.raw)?;
-            let placed: Vec<Placed<'_>> = plans
-                .iter()
-                .map(|p| {
-                    r.records[r.index[&key(p)] as usize].placed()
-                })
-                .collect();
+            let placed = r.placed(plans).expect("every plan's block placed");
+            let read = r.arena.as_ref().expect("made by `place`").buf.read(&self.raw)?;
             launch(read.ptr().addr(), &placed)
         })
+    }
+
+    /// Places the blocks (`block(plan)`) of the plans not yet in `r`'s arena, in one
+    /// upload; where they do not fit, in a larger arena that replaces it.
+    fn place(&self, r: &mut Resident, plans: &[&Arc<Plan>], block: &impl Fn(&Plan) -> Block) -> Result<()> {
+        let missing = |r: &Resident| -> Vec<&Arc<Plan>> {
+            let mut seen = FxHashSet::default();
+            plans.iter().copied().filter(|p| !r.index.contains_key(&key(p)) && seen.insert(key(p))).collect()
+        };
+        let mut new = missing(r);
+        let mut blocks: Vec<Block> = new.iter().map(|p| block(p)).collect();
+        let size = |b: &[Block]| b.iter().map(|b| (b.bytes.len() as u64).next_multiple_of(ALIGN as u64)).sum::<u64>();
+        let capacity = r.arena.as_ref().map_or(0, |a| a.len() as u64);
+        if r.used + size(&blocks) > capacity {
+            // A new arena for this launch's blocks, room to grow after them.
+            r.index.clear();
+            r.records.clear();
+            r.used = 0;
+            new = missing(r);
+            blocks = new.iter().map(|p| block(p)).collect();
+            let want = (2 * size(&blocks)).max(2 * capacity).max(FIRST);
+            if size(&blocks) > MOST {
+                return Err(Error::TooLarge { what: "one launch's resize tables".into(), size: size(&blocks), limit: MOST });
+            }
+            r.arena = None; // freed (after its readers) before the next is allocated
+            r.arena = Some(self.alloc_slice::<u8>(want.min(MOST) as usize)?);
+        }
+        let arena = r.arena.as_mut().expect("made above");
+        if !blocks.is_empty() {
+            let mut bytes = Vec::with_capacity(size(&blocks) as usize);
+            let mut at = Vec::with_capacity(blocks.len());
+            for b in &blocks {
+                at.push(r.used + bytes.len() as u64);
+                bytes.extend_from_slice(&b.bytes);
+                bytes.resize(bytes.len().next_multiple_of(ALIGN), 0);
+            }
+            let start = r.used as usize;
+            #[cfg(feature = "test-hooks")]
+            if std::mem::take(&mut r.fail_next) {
+                return Err(Error::Cuda("made to fail by a test (Stream::fail_next_resize_tables_for_tests)".into()));
+            }
+            let mut to = arena.buf.write(&self.raw)?;
+            self.raw.memcpy_htod(&bytes, &mut to.slice().slice_mut(start..start + bytes.len()))?;
+            // Recorded only once their upload is queued: a failed one leaves no plan
+            // recorded over bytes that never arrived (which the next new block, placed
+            // at the same offset, would then have overwritten with its own).
+            for ((plan, b), at) in new.iter().zip(blocks).zip(at) {
+                let mut parts = [0; PARTS];
+                for (to, p) in parts.iter_mut().zip(&b.parts) {
+                    *to = at + p;
+                }
+                let len = b.parts.len();
+                r.index.insert(key(plan), r.records.len() as u32);
+                r.records.push(Record { _plan: (*plan).clone(), parts, len, spans: b.spans });
+            }
+            r.used += bytes.len() as u64;
+        }
+        Ok(())
     }
 }
 
