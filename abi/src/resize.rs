@@ -215,6 +215,18 @@ pub struct ResizePillowTiled {
     pub tile_words: u32,
 }
 
+/// The `_mma` kernels' windows: 8 outputs side by side (of a tile's columns from a multiple
+/// of 8, or of any 8 rows) read at most this many steps of 16 inputs, from the first one's
+/// first input rounded down to a multiple of 4 (within a tile's rows, for the vertical pass)
+/// to the last one's last tap. The host sends them no plan whose taps need more.
+pub const PILLOW_MMA_STEPS: u32 = 4;
+
+/// The bytes past the `_mma` kernels' tile bytes in their shared memory (what the last
+/// column's window may read past its rows): `tile_words * 4 = C * SEPARABLE_TILE_W * rs +
+/// PILLOW_MMA_PAD`, `rs` (the bytes a column's rows take) a multiple of 16 whose quarter is
+/// odd times 4.
+pub const PILLOW_MMA_PAD: u32 = 64;
+
 /// Where a tiled resize's pixels go in a tensor: its format, and the element each byte of
 /// each channel becomes, `table[b * 4 + c]` (f32 bits, or a half's 16 bits in the low
 /// half), made on the host by [`TensorFormat::bits`]: each element one load, not a
@@ -358,6 +370,10 @@ kernels! {
     /// The horizontal pass by dot products, its tables the planes form.
     ResizePillowTiledPlanesC1 = resize_pillow_tiled_planes_c1(ResizePillowTiled);
     ResizePillowTiledPlanesC3 = resize_pillow_tiled_planes_c3(ResizePillowTiled);
+    /// The `_mma` kernels (one channel and three, no alpha): both passes by the tensor
+    /// cores' integer products, from the plain tables (see [`PILLOW_MMA_STEPS`]).
+    ResizePillowTiledMmaC1 = resize_pillow_tiled_mma_c1(ResizePillowTiled);
+    ResizePillowTiledMmaC3 = resize_pillow_tiled_mma_c3(ResizePillowTiled);
     /// The tiled kernels into tensors ([`ResizeSeparableTensor`], [`ResizePillowTiledTensor`]).
     ResizeSeparable2C1Tensor = resize_separable2_c1_tensor(ResizeSeparableTensor);
     ResizeSeparable2C2Tensor = resize_separable2_c2_tensor(ResizeSeparableTensor);
@@ -379,6 +395,8 @@ kernels! {
     ResizePillowTiledWordsC4Tensor = resize_pillow_tiled_words_c4_tensor(ResizePillowTiledTensor);
     ResizePillowTiledPlanesC1Tensor = resize_pillow_tiled_planes_c1_tensor(ResizePillowTiledTensor);
     ResizePillowTiledPlanesC3Tensor = resize_pillow_tiled_planes_c3_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledMmaC1Tensor = resize_pillow_tiled_mma_c1_tensor(ResizePillowTiledTensor);
+    ResizePillowTiledMmaC3Tensor = resize_pillow_tiled_mma_c3_tensor(ResizePillowTiledTensor);
     /// YUV frames decoded to RGB into tensors ([`ResizeSeparableYuv`], [`ResizePillowTiledYuv`]).
     ResizeSeparable2YuvTensor = resize_separable2_yuv_tensor(ResizeSeparableYuv);
     ResizeSeparable4YuvTensor = resize_separable4_yuv_tensor(ResizeSeparableYuv);

@@ -87,6 +87,8 @@ fn opts() -> Opts {
             // Pillow's plans without the kernels that sum four taps by dot products, to time
             // the kernels they replace in the same session.
             "--no-planes" => cuimg::ops::resize::pillow_planes(false),
+            "--no-mma" => cuimg::ops::resize::pillow_mma(Some(false)),
+            "--all-mma" => cuimg::ops::resize::pillow_mma(Some(true)),
             // The area's lists of 5 across in the kernels of 8 across (before session 14).
             "--no-area5" => cuimg::ops::resize::area_five(false),
             // Tiles of this many output rows wherever they fit (0: the model's choice), to
@@ -100,7 +102,7 @@ fn opts() -> Opts {
             "--bench" => {}
             other => {
                 panic!(
-                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes] [--no-area5] [--no-kept-tables] [--tile-rows N]"
+                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes] [--no-mma] [--all-mma] [--no-area5] [--no-kept-tables] [--tile-rows N]"
                 )
             }
         }

@@ -459,6 +459,8 @@ fn tiles_of_any_height_match_the_reference() {
         ("cv-linear", (603, 467)),
         ("cv-lanczos4", (97, 301)),
         ("pil-bicubic", (149, 117)),
+        // Pillow's kernels by the tensor cores (`_mma`): RGB8 above, Gray8 here (21 taps).
+        ("pil-lanczos", (97, 71)),
         // The area's tiled kernels: 4 taps each way (301/137, 233/101), 5 across and 4
         // down (301/87), 8 across and 4 down (301/71, 233/101), 8 each way (301/71,
         // 233/57).
@@ -623,8 +625,9 @@ fn images_of_their_own_resize_into_a_batch_as_the_reference() {
     ));
 }
 
-/// Pillow's horizontal pass four taps at a time by dot products (the `_planes` kernels,
-/// Gray8 and RGB8), and without them, against the reference: rows whose bytes end at each
+/// Pillow's two passes by the tensor cores' integer products (the `_mma` kernels, Gray8 and
+/// RGB8), its horizontal pass four taps at a time by dot products (the `_planes` kernels),
+/// and neither, against the reference: rows whose bytes end at each
 /// alignment (widths 4k to 4k + 3, so the last group's words may or may not run past the
 /// row), inputs barely as wide as a column's groups, crops (views, read a byte a load),
 /// single and in ragged batches, every resampling filter down and up.
@@ -646,38 +649,50 @@ fn pillow_by_dot_products_matches_the_reference_on_and_off() {
     let crop = cuimg::Rect::new(3, 2, 90, 30);
     let dev_rgb = s.upload(&rgb[1].view()).unwrap();
     let dev_gray = s.upload(&gray[1].view()).unwrap();
-    let before = cuimg::ops::resize::pillow_planes_launches();
-    for on in [true, false] {
+    // The tensor cores' kernels (`_mma`), then the dot products' (`_planes`), then neither.
+    for (mma, on) in [(true, true), (false, true), (false, false)] {
+        cuimg::ops::resize::pillow_mma(Some(mma));
         cuimg::ops::resize::pillow_planes(on);
+        let before = (cuimg::ops::resize::pillow_mma_launches(), cuimg::ops::resize::pillow_planes_launches());
         for &name in filters {
             let f: Filter = name.parse().unwrap();
             for &(w, h) in outs {
                 let want: Vec<_> = rgb.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
                 let want_gray: Vec<_> = gray.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
                 for (i, img) in rgb.iter().enumerate() {
-                    assert_eq!(p.resize(&img.view(), w, h, f), want[i], "{name} RGB {i} to {w}x{h}, planes {on}");
+                    assert_eq!(
+                        p.resize(&img.view(), w, h, f),
+                        want[i],
+                        "{name} RGB {i} to {w}x{h}, mma {mma}, planes {on}"
+                    );
                     let g = p.resize(&gray[i].view(), w, h, f);
-                    assert_eq!(g, want_gray[i], "{name} gray {i} to {w}x{h}, planes {on}");
+                    assert_eq!(g, want_gray[i], "{name} gray {i} to {w}x{h}, mma {mma}, planes {on}");
                 }
                 let views: Vec<_> = rgb.iter().map(|i| i.view()).collect();
-                assert_eq!(p.batch(&views, w, h, f), want, "{name} RGB batch to {w}x{h}, planes {on}");
+                assert_eq!(p.batch(&views, w, h, f), want, "{name} RGB batch to {w}x{h}, mma {mma}, planes {on}");
                 let views: Vec<_> = gray.iter().map(|i| i.view()).collect();
-                assert_eq!(p.batch(&views, w, h, f), want_gray, "{name} gray batch to {w}x{h}, planes {on}");
+                assert_eq!(p.batch(&views, w, h, f), want_gray, "{name} gray batch to {w}x{h}, mma {mma}, planes {on}");
                 // Crops of a device image: rows apart by more than their pixels.
                 let mut out = s.upload(&p.poison::<Rgb8>(w, h).view()).unwrap();
                 s.resize(&dev_rgb.roi(crop).unwrap(), &mut out, f).unwrap();
                 let want_crop = cpu::resize(&rgb[1].view().roi(crop).unwrap(), w, h, f).unwrap();
-                assert_eq!(s.download(&out).unwrap(), want_crop, "{name} RGB crop to {w}x{h}, planes {on}");
+                assert_eq!(s.download(&out).unwrap(), want_crop, "{name} RGB crop to {w}x{h}, mma {mma}, planes {on}");
                 let mut out = s.upload(&p.poison::<Gray8>(w, h).view()).unwrap();
                 s.resize(&dev_gray.roi(crop).unwrap(), &mut out, f).unwrap();
                 let want_crop = cpu::resize(&gray[1].view().roi(crop).unwrap(), w, h, f).unwrap();
-                assert_eq!(s.download(&out).unwrap(), want_crop, "{name} gray crop to {w}x{h}, planes {on}");
+                assert_eq!(s.download(&out).unwrap(), want_crop, "{name} gray crop to {w}x{h}, mma {mma}, planes {on}");
             }
         }
-        let ran = cuimg::ops::resize::pillow_planes_launches() - before;
-        if on {
-            assert!(ran > 20, "the planes kernels ran {ran} times");
+        let ran = cuimg::ops::resize::pillow_mma_launches() - before.0;
+        let planes = cuimg::ops::resize::pillow_planes_launches() - before.1;
+        // (Only that the kernels asked for ran: the knobs are the process's, and the tests
+        // beside this one launch too.)
+        match (mma, on) {
+            (true, _) => assert!(ran > 20, "the mma kernels ran {ran} times"),
+            (false, true) => assert!(planes > 20, "the planes kernels ran {planes} times"),
+            (false, false) => {}
         }
     }
+    cuimg::ops::resize::pillow_mma(None);
     cuimg::ops::resize::pillow_planes(true);
 }

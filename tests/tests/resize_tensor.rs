@@ -100,6 +100,22 @@ fn bgra_matches_the_reference_with_every_filter() {
     every_filter::<Bgra8>();
 }
 
+/// Pillow's kernels by the tensor cores (`_mma`, Gray8 and RGB8) into tensors, wherever they
+/// fit (by default only images take them: into tensors they were measured no faster).
+#[test]
+fn pillow_by_tensor_cores_writes_the_same_tensor() {
+    if cuimg_tests::gpu().is_none() {
+        return;
+    }
+    cuimg::ops::resize::pillow_mma(Some(true));
+    let before = cuimg::ops::resize::pillow_mma_launches();
+    every_filter::<Gray8>();
+    every_filter::<Rgb8>();
+    let ran = cuimg::ops::resize::pillow_mma_launches() - before;
+    cuimg::ops::resize::pillow_mma(None);
+    assert!(ran > 0, "the mma kernels ran {ran} times");
+}
+
 /// Tiles of every height through the tensor kernels too (their frame and stores differ
 /// from the images' kernels; the tile loops are the same).
 #[test]

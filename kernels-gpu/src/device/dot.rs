@@ -1,4 +1,5 @@
-//! Byte permutes and integer dot products (`prmt`, `dp2a`, `dp4a`), which LLVM's NVPTX backend
+//! Byte permutes, integer dot products (`prmt`, `dp2a`, `dp4a`), the tensor cores' integer
+//! products (`mma.m8n8k16`) and a warp shuffle, which LLVM's NVPTX backend
 //! does not emit from Rust: one instruction each where shifts and masks took three or four.
 
 /// `prmt.b32`: byte `i` of the result is byte `s >> 4i & 7` of `b:a` (`a` bytes 0 to 3).
@@ -58,6 +59,57 @@ pub fn dp4a(a: u32, b: u32, c: i32) -> i32 {
             "dp4a.u32.u32 {d}, {a}, {b}, {c};",
             d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
             options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d
+}
+
+/// `c + A * B` of 8x8 `i32` sums, A 8x16 bytes (`a`: row `lane / 4`, columns
+/// `4 * (lane % 4)` on, byte `i` the `i`th), B 16x8 bytes (`b`: column `lane / 4`, rows
+/// `4 * (lane % 4)` on), the sums `c` at row `lane / 4`, columns `2 * (lane % 4)` and one
+/// more: `mma.sync.aligned.m8n8k16` (the tensor cores' integer product, sm_75 on), A's
+/// bytes unsigned where `SIGNED` is false and signed where it is true, B's unsigned. Exact:
+/// 16 products of bytes and their sum fit an `i32` many times over.
+///
+/// Every lane of the warp must run it together (`.sync.aligned`): callers keep it out of
+/// branches a warp may split on. Not `pure`, so that LLVM neither drops nor moves it.
+#[inline(always)]
+pub fn mma_m8n8k16<const SIGNED: bool>(a: u32, b: u32, c: [i32; 2]) -> [i32; 2] {
+    let (d0, d1): (i32, i32);
+    // SAFETY: register arithmetic only; the warp runs it converged (the caller's duty,
+    // above), which the instruction needs for its result, not for memory safety.
+    unsafe {
+        if SIGNED {
+            core::arch::asm!(
+                "mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 {{{d0}, {d1}}}, {{{a}}}, {{{b}}}, {{{c0}, {c1}}};",
+                d0 = out(reg32) d0, d1 = out(reg32) d1, a = in(reg32) a, b = in(reg32) b,
+                c0 = in(reg32) c[0], c1 = in(reg32) c[1],
+                options(nomem, nostack, preserves_flags)
+            )
+        } else {
+            core::arch::asm!(
+                "mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32 {{{d0}, {d1}}}, {{{a}}}, {{{b}}}, {{{c0}, {c1}}};",
+                d0 = out(reg32) d0, d1 = out(reg32) d1, a = in(reg32) a, b = in(reg32) b,
+                c0 = in(reg32) c[0], c1 = in(reg32) c[1],
+                options(nomem, nostack, preserves_flags)
+            )
+        }
+    };
+    [d0, d1]
+}
+
+/// `shfl.sync.down.b32` over the whole warp: lane `i` gets `v` of lane `i + delta` (its own
+/// past lane 31). Every lane of the warp must run it together.
+#[inline(always)]
+pub fn shfl_down(v: u32, delta: u32) -> u32 {
+    let d: u32;
+    // SAFETY: register exchange within the warp, which runs it converged (the caller's
+    // duty).
+    unsafe {
+        core::arch::asm!(
+            "shfl.sync.down.b32 {d}, {v}, {delta}, 31, -1;",
+            d = out(reg32) d, v = in(reg32) v, delta = in(reg32) delta,
+            options(nomem, nostack, preserves_flags)
         )
     };
     d

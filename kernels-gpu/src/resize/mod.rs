@@ -392,6 +392,7 @@ resize_kernels!(
     [resize_area_c4, ResizeAreaC4, 4]
 );
 
+mod mma;
 mod pillow;
 mod planes;
 mod separable;

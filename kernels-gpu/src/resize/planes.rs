@@ -18,7 +18,7 @@ use crate::device::vector::{V16, load_global_u32, load_global_v16};
 /// Channel `c`'s bytes of four pixels from their `4 * C` bytes as words (pixel `i` in byte
 /// `i`): the word itself for one channel, two `prmt`s a channel for RGB.
 #[inline(always)]
-fn split<const C: usize>(w: [u32; C]) -> [u32; C] {
+pub(super) fn split<const C: usize>(w: [u32; C]) -> [u32; C] {
     let mut x = [0u32; C];
     if C == 3 {
         // w[0] = R0 G0 B0 R1, w[1] = G1 B1 R2 G2, w[2] = B2 R3 G3 B3.
@@ -84,7 +84,7 @@ impl Words {
 /// `line` is a row of at least one pixel of `width` of `C` bytes each.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-unsafe fn gather<const C: usize>(line: *const u8, col: i32, width: u32) -> [u32; C] {
+pub(super) unsafe fn gather<const C: usize>(line: *const u8, col: i32, width: u32) -> [u32; C] {
     let mut x = [0u32; C];
     for i in 0..4u32 {
         let at = clamp32(col.wrapping_add(i as i32), width) as usize * C;
@@ -215,7 +215,7 @@ pub(super) unsafe fn sums<const C: usize>(
 /// Four words of four bytes transposed: byte `k` of result `i` is byte `i` of `q[k]` (eight
 /// `prmt`s).
 #[inline(always)]
-fn transpose(q: [u32; 4]) -> [u32; 4] {
+pub(super) fn transpose(q: [u32; 4]) -> [u32; 4] {
     // Pixels 0 and 1 of rows 0 and 1 (and of rows 2 and 3), then pixels 2 and 3.
     let (t0, t1) = (prmt(q[0], q[1], 0x5140), prmt(q[2], q[3], 0x5140));
     let (t2, t3) = (prmt(q[0], q[1], 0x7362), prmt(q[2], q[3], 0x7362));

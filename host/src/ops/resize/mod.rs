@@ -18,7 +18,7 @@ mod sizing;
 
 pub use sizing::{ResizeLayout, Sizing};
 #[doc(hidden)]
-pub use pillow::{pillow_planes, pillow_planes_launches};
+pub use pillow::{pillow_mma, pillow_mma_launches, pillow_planes, pillow_planes_launches};
 #[doc(hidden)]
 pub use plan::area_five;
 #[doc(hidden)]

@@ -154,13 +154,29 @@ fn resample((sw, sh): (usize, usize), (dw, dh): (usize, usize), b: [f32; 4], fil
         let first = vert.first[0] as usize;
         let last = (0..dh).filter_map(|i| count(i).map(|k| vert.first[i] as usize + k + 1)).max().unwrap_or(first + 1);
         let taps = coeffs(sw, b[0], b[2], dw, filter);
-        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps, input: sw });
+        let window = window8(&taps);
+        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps, input: sw, window });
         offset = first;
     }
     if need_v {
-        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert, input: sh });
+        let window = window8(&vert);
+        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert, input: sh, window });
     }
     passes
+}
+
+/// What the GPU's `_mma` kernels (`cuimg_abi::resize::PILLOW_MMA_STEPS`) ask of a pass: the
+/// most inputs any 8 consecutive outputs read, from the first one's first input rounded
+/// down to a multiple of 4 (at most 3 before it) to the last one's last tap; `usize::MAX`
+/// where a weight is not three bytes (within -2^23..2^23, as every weight of Pillow's 22-bit
+/// tables is: they are at most about 1 in magnitude).
+pub(crate) fn window8(taps: &Taps<i32>) -> usize {
+    if taps.weights.iter().any(|&w| !(-(1 << 23)..1 << 23).contains(&w)) {
+        return usize::MAX;
+    }
+    let f = &taps.first;
+    let n = f.len();
+    (0..n).map(|i| (f[(i + 7).min(n - 1)] as i64 + taps.taps as i64 - f[i] as i64 + 3).max(0) as usize).max().unwrap_or(0)
 }
 
 /// A pass's weights in the planes form of the GPU's `_planes` kernels
@@ -288,6 +304,30 @@ mod tests {
 
     /// The planes form, summed as the `_planes` kernels sum it (a channel's four taps a
     /// word, `dp4a` on the low bytes and `dp2a` on the rests, low + 256 * rest), is
+    /// The `_mma` kernels' windows: 8 outputs from a first input rounded down to a multiple
+    /// of 4 to the last one's last tap, at most; weights past three bytes refused.
+    #[test]
+    fn window8_is_what_8_outputs_read() {
+        // Halving with 5 taps: output i from 2i; 8 outputs read 14 + 5 inputs, 3 more for
+        // the rounding.
+        let t = Taps { taps: 5, first: (0..20).map(|i| 2 * i).collect(), weights: vec![1; 100] };
+        assert_eq!(window8(&t), 14 + 5 + 3);
+        // Fewer than 8 outputs: the last one's taps.
+        let t = Taps { taps: 3, first: vec![0, 1, 2], weights: vec![1; 9] };
+        assert_eq!(window8(&t), 2 + 3 + 3);
+        let big = Taps { taps: 1, first: vec![0], weights: vec![1 << 23] };
+        assert_eq!(window8(&big), usize::MAX);
+        let low = Taps { taps: 1, first: vec![0], weights: vec![-(1 << 23)] };
+        assert_eq!(window8(&low), 1 + 3);
+        // Every filter's real tables: weights within three bytes.
+        for f in [PilFilter::Bilinear, PilFilter::Bicubic, PilFilter::Lanczos] {
+            for (i, o) in [(640, 224), (224, 640), (7, 3), (3, 7)] {
+                let t = coeffs(i, 0.0, i as f32, o, f);
+                assert!(window8(&t) < usize::MAX, "{f:?} {i} -> {o}");
+            }
+        }
+    }
+
     /// Pillow's sum for every output of every filter's horizontal pass, down and up, on
     /// inputs as narrow as the groups, on random rows.
     #[test]

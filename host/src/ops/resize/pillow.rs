@@ -4,13 +4,15 @@
 //! tables are `pil.rs`'s.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use cuimg_abi::DevPtr;
+use cuimg_abi::resize::{PILLOW_MMA_PAD, PILLOW_MMA_STEPS, SEPARABLE_TILE_W};
 use cuimg_abi::resize::{
     Plane, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
     ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
-    ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledPlanesC1,
+    ResizePillowTiledC3Tensor, ResizePillowTiledC4, ResizePillowTiledC4Tensor, ResizePillowTiledMmaC1,
+    ResizePillowTiledMmaC1Tensor, ResizePillowTiledMmaC3, ResizePillowTiledMmaC3Tensor, ResizePillowTiledPlanesC1,
     ResizePillowTiledPlanesC1Tensor, ResizePillowTiledPlanesC3, ResizePillowTiledPlanesC3Tensor, ResizePillowTiledTensor,
     ResizePillowTiledWordsC3, ResizePillowTiledWordsC3Tensor, ResizePillowTiledWordsC4, ResizePillowTiledWordsC4Tensor,
     ResizePillowTiledYuv, ResizePillowTiledYuvTensor,
@@ -18,7 +20,7 @@ use cuimg_abi::resize::{
 
 use super::launch::{Blob, Sink, Work, offset, tensor_out};
 use super::pil;
-use super::plan::Plan;
+use super::plan::{PilPass, Plan};
 use super::resident::Block;
 use super::tiles::{Shape, TileRows, tile_shape};
 use crate::error::Result;
@@ -41,6 +43,69 @@ const PILLOW_WORDS_TAPS: usize = 8;
 /// 65 -> 77): a group pads 5 taps to 8, and the RGB8 kernel before did well with few.
 const fn pillow_planes_taps(channels: usize) -> usize {
     if channels == 1 { 4 } else { 10 }
+}
+
+/// Which of Pillow's plans take the `_mma` kernels (see [`pillow_mma`]): those where they
+/// were measured faster ([`mma_pays`]), every one they fit, or none.
+static MMA: AtomicU8 = AtomicU8::new(MMA_MEASURED);
+const MMA_MEASURED: u8 = 0;
+const MMA_ALWAYS: u8 = 1;
+const MMA_NEVER: u8 = 2;
+
+/// Launches of the `_mma` kernels so far (see [`pillow_mma_launches`]).
+static MMA_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// For tests and the benchmark: which of Pillow's Gray8 and RGB8 plans take the kernels that
+/// make both passes by the tensor cores' integer products: `None` (the default) where they
+/// were measured faster, `Some(true)` every plan they fit (so that the tests run them on
+/// every filter, up and down), `Some(false)` none. Every choice gives the same bytes. Not
+/// part of the API.
+pub fn pillow_mma(always: Option<bool>) {
+    let v = match always {
+        None => MMA_MEASURED,
+        Some(true) => MMA_ALWAYS,
+        Some(false) => MMA_NEVER,
+    };
+    MMA.store(v, Ordering::Relaxed);
+}
+
+/// Whether a plan of a horizontal pass then a vertical one, of `channels` 1 or 3, is one the
+/// `_mma` kernels were measured faster for (session 16, calls 5 and 7, each on one H100
+/// against the kernels before in the same run; docs/BENCHMARKS.md): downscales on both sides
+/// with 10 horizontal taps or more for RGB8 (the batch of 256 to 224x224: bicubic, 11 to 15
+/// taps, 9 and 8% faster queued; Lanczos 24 and 19%; 8K->4K Lanczos, 13 taps, 14 and 13%),
+/// 13 or more for Gray8 (8K->4K Lanczos 8 and 7%; bicubic, 9 taps, 5% slower in call 5).
+/// Not below: the batch's bilinear (7 to 9 taps) was 9% faster in call 5 and no faster in
+/// call 7, RGB8 at 5 taps 29% slower (8K->4K bilinear), and every upscale slower (x2: 18 to
+/// 67%), where a product of 16 taps a step outweighs the few each output sums. Images
+/// only: into tensors the batch's rows were no faster (bilinear 0.96 and 1.11 of the time
+/// before in calls 3 and 5, bicubic 1.01 and 1.02), so they keep the kernels before there
+/// unless asked.
+fn mma_pays(passes: &[PilPass], channels: usize) -> bool {
+    let (h, v) = (&passes[0], &passes[1]);
+    h.input > h.out.0 && v.input > v.out.1 && h.taps.taps >= if channels == 1 { 13 } else { 10 }
+}
+
+/// For tests: how many launches of the `_mma` kernels this process has made. Not part of
+/// the API.
+pub fn pillow_mma_launches() -> u64 {
+    MMA_LAUNCHES.load(Ordering::Relaxed)
+}
+
+/// The tiles of the `_mma` kernels for the tiles `rows` and `words` the tile choice made for
+/// the others (`words` the bytes of the tiles' most source rows, one a channel and column):
+/// the same rows, and each column's rows `rs` bytes, at least those rows, a multiple of 16
+/// whose quarter is odd times 4 (so that a warp's 8 columns fall in distinct banks), and
+/// `PILLOW_MMA_PAD` bytes more; `None` past the 48 KiB a block takes without opting in.
+fn mma_tiles(rows: u32, words: u32, channels: u32) -> Option<Shape> {
+    let per_row = SEPARABLE_TILE_W * channels;
+    let most = (words * 4).div_ceil(per_row).max(1);
+    let mut rs = most.next_multiple_of(16);
+    if (rs / 16).is_multiple_of(2) {
+        rs += 16;
+    }
+    let bytes = per_row * rs + PILLOW_MMA_PAD;
+    (bytes <= 48 * 1024).then_some(Shape::Tiles { rows, words: bytes / 4 })
 }
 
 /// Whether Pillow's plans may take the `_planes` kernels (see [`pillow_planes`]).
@@ -212,6 +277,23 @@ impl Stream {
                         && passes(w).0 >= pillow_planes_taps(P::CHANNELS)
                         && [5, 6].iter().all(|&i| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
                 });
+            // The `_mma` kernels (Gray8 and RGB8 images and tensors), where every plan's
+            // windows of 8 outputs fit their steps and its tiles their shared memory.
+            let choice = MMA.load(Ordering::Relaxed);
+            let mma_fits = choice != MMA_NEVER
+                && matches!(P::LAYOUT, Channels::One | Channels::Three)
+                && !matches!(sink, Sink::YuvTensor(..))
+                && works.iter().all(|w| match w.plan.as_ref() {
+                    Plan::Pillow { passes, .. } => {
+                        passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
+                            && (choice == MMA_ALWAYS || (matches!(sink, Sink::Image) && mma_pays(passes, P::CHANNELS)))
+                    }
+                    _ => false,
+                });
+            let mma_shape = if mma_fits { mma_tiles(rows, words, P::CHANNELS as u32) } else { None };
+            let mma = mma_shape.is_some();
+            let planes = planes && !mma;
+            MMA_LAUNCHES.fetch_add(u64::from(mma), Ordering::Relaxed);
             PLANES_LAUNCHES.fetch_add(u64::from(planes), Ordering::Relaxed);
             let mut jobs = Vec::with_capacity(works.len());
             for (w, at) in works.iter().zip(placed) {
@@ -229,6 +311,10 @@ impl Stream {
                     ..w.job()
                 });
             }
+            let (shape, tile_words) = match mma_shape {
+                Some(s @ Shape::Tiles { words, .. }) => (s, words),
+                _ => (shape, words),
+            };
             let p = |jobs, count, _| ResizePillowTiled {
                 jobs,
                 count,
@@ -236,7 +322,7 @@ impl Stream {
                 ints: DevPtr::new(arena),
                 weights: DevPtr::new(arena),
                 tile_rows: rows,
-                tile_words: words,
+                tile_words,
             };
             let blob = Blob::default();
             // The kernels that read taps four at a time as words, where every plan has many
@@ -248,10 +334,14 @@ impl Stream {
             // pass's groups of four taps as 16-byte vectors, 16-byte aligned: `pil::planes`,
             // parts 4 to 6); the planes are guarded views of P's channel count (the kernel's,
             // by the match), or images of the guarded tensor of `sink`'s format; blocks of
-            // `SEPARABLE_THREADS` with `tile_words` of shared memory.
+            // `SEPARABLE_THREADS` with `tile_words` of shared memory (with `mma`, the plain
+            // tables, Pillow's first indices all at least 0, and `mma_tiles`' words: every
+            // tile's source rows within `rs`).
             unsafe {
                 match sink {
                     Sink::Image => match P::LAYOUT {
+                        Channels::One if mma => self.resize_launch::<ResizePillowTiledMmaC1>(&jobs, blob, shape, p),
+                        Channels::Three if mma => self.resize_launch::<ResizePillowTiledMmaC3>(&jobs, blob, shape, p),
                         Channels::One if planes => self.resize_launch::<ResizePillowTiledPlanesC1>(&jobs, blob, shape, p),
                         Channels::Three if planes => self.resize_launch::<ResizePillowTiledPlanesC3>(&jobs, blob, shape, p),
                         Channels::One => self.resize_launch::<ResizePillowTiledC1>(&jobs, blob, shape, p),
@@ -279,6 +369,12 @@ impl Stream {
                         let (blob, out) = tensor_out(format);
                         let p = |jobs, count, base| ResizePillowTiledTensor { resize: p(jobs, count, base), out: out(base) };
                         match P::LAYOUT {
+                            Channels::One if mma => {
+                                self.resize_launch::<ResizePillowTiledMmaC1Tensor>(&jobs, blob, shape, p)
+                            }
+                            Channels::Three if mma => {
+                                self.resize_launch::<ResizePillowTiledMmaC3Tensor>(&jobs, blob, shape, p)
+                            }
                             Channels::One if planes => {
                                 self.resize_launch::<ResizePillowTiledPlanesC1Tensor>(&jobs, blob, shape, p)
                             }

@@ -97,6 +97,8 @@ pub(crate) struct PilPass {
     pub taps: Taps<i32>,
     /// The input's length along the pass (its taps lie in `0..input`).
     pub input: usize,
+    /// What the GPU's `_mma` kernels ask of the pass (`pil::window8`).
+    pub window: usize,
 }
 
 /// A resize, as tables.

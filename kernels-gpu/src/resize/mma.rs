@@ -1,0 +1,380 @@
+//! Pillow's two passes by the tensor cores' integer products (the `_mma` kernels,
+//! `cuimg_abi::resize::ResizePillowTiled` with its plain tables): each pass a product of a
+//! band of weights by bytes, 8 outputs by 8 rows (or columns) at a time, `mma.m8n8k16`.
+//!
+//! A 22-bit weight `w` is three bytes, `w = b0 + 256 * b1 + 65536 * b2`, `b0` and `b1`
+//! unsigned and `b2` signed (`w >> 16`: a byte, as the host sends only weights within
+//! -2^23..2^23; Pillow's are at most about 2^22 in magnitude). So Pillow's sum is
+//! `S0 + 256 * S1 + 65536 * S2`, each `S` a product of bytes the instruction makes exactly
+//! in `i32`, and the combination is exact in wrapping 32-bit arithmetic (the true sum fits):
+//! the same integers as the CPU reference's, then `>> 22` and clipped to a byte.
+//!
+//! Eight outputs side by side read a window of 16 to [`STEPS`]` * 16` inputs from the first
+//! one's first input rounded down to a multiple of 4; an output's weights sit at its own
+//! taps in the window, 0 elsewhere. A warp keeps its 8 outputs' windows of weights (the
+//! A operands, 3 registers a step of 16) and runs down the inputs: the horizontal pass 8
+//! source rows at a time, read as words straight from the image (the taps' 4 pixels of a
+//! lane, split by channel), the vertical pass 8 output columns at a time from the tile's
+//! horizontal bytes in shared memory, stored transposed (a column's rows side by side) so
+//! that a lane's 4 taps are one aligned word.
+//!
+//! Shared memory: byte `(c * W + x) * rs + r` is row `r` of the tile's column `x`, channel
+//! `c`, `rs = (tile_words * 4 - PILLOW_MMA_PAD) / (C * W)` a multiple of 16 whose quarter is
+//! odd times 4 (the host's choice): then the 8 columns a warp reads or writes at once fall
+//! in distinct banks. The last column's window may run [`PILLOW_MMA_PAD`] bytes on, into
+//! the padding; the bytes a window reads past the tile's rows are weighted 0.
+
+use super::planes::{split, transpose};
+use super::sink::{Sink, ToImage, ToTensor};
+use super::source::{Bytes, Source, row, window_in_rows, words_readable};
+use super::{clamp32, job};
+use crate::device::dot::{mma_m8n8k16, shfl_down};
+use crate::device::shared;
+use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
+use crate::device::vector::load_global_u32;
+use cuimg_abi::resize::{
+    PILLOW_MMA_PAD, PILLOW_MMA_STEPS, ResizePillowTiled, ResizePillowTiledTensor, SEPARABLE_THREADS,
+    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+};
+
+const W: u32 = SEPARABLE_TILE_W;
+const WARPS: u32 = SEPARABLE_THREADS / 32;
+/// The most steps of 16 inputs a window of 8 outputs takes.
+const STEPS: usize = PILLOW_MMA_STEPS as usize;
+const HALF: i32 = 1 << 21;
+
+/// The A operands of a window from input `base` on for the warp's 8 outputs, of the lane's
+/// output (`lane / 4`): its `taps` weights at `weights`, its first input `first`; the lane's
+/// 4 inputs of step `s` are `base + 16 * s + 4 * (lane % 4)` on. Three words a step: the
+/// weights' bytes 0, 1 and 2, input `i` in byte `i`. Steps from `steps` on are left 0.
+///
+/// # Safety
+/// `weights` holds `taps` weights.
+#[inline(always)]
+unsafe fn operands(weights: *const i32, first: i32, taps: i32, base: i32, q: u32, steps: u32) -> [[u32; 3]; STEPS] {
+    let mut a = [[0u32; 3]; STEPS];
+    for (s, a) in a.iter_mut().enumerate() {
+        if (s as u32) < steps {
+            let mut w = [0u32; 4];
+            for (i, w) in w.iter_mut().enumerate() {
+                let k = base + 16 * s as i32 + 4 * q as i32 + i as i32 - first;
+                if k >= 0 && k < taps {
+                    // SAFETY: 0 <= k < taps (the caller's weights).
+                    *w = unsafe { *weights.add(k as usize) } as u32;
+                }
+            }
+            let t = transpose(w);
+            *a = [t[0], t[1], t[2]];
+        }
+    }
+    a
+}
+
+/// The aligned words a lane's 4 pixels of `C` bytes lie in (one more than they fill).
+const RAW: usize = 4 + 1;
+
+/// The aligned words holding the `4 * C` bytes at `p`, and the shift that brings `p`'s
+/// first byte to the front of the first (as [`super::source::window`] reads them, the shift
+/// left for the caller, once the loads have landed).
+///
+/// # Safety
+/// The `C + 1` aligned words from `p & !3` are readable global memory.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn words<const C: usize>(p: *const u8) -> ([u32; RAW], u32) {
+    let at = (p as u64 & !3) as usize as *const u32;
+    let mut w = [0u32; RAW];
+    for i in 0..RAW {
+        if i <= C {
+            // SAFETY: the caller's words.
+            w[i] = unsafe { load_global_u32(at.add(i)) };
+        }
+    }
+    (w, (p as u64 & 3) as u32 * 8)
+}
+
+/// The `4 * C` bytes of the 4 pixels from column `col` of `line`, each pixel clamped into
+/// the row's `width`, as [`words`] gives them (unshifted).
+///
+/// # Safety
+/// `line` is a row of at least one pixel of `width` of `C` bytes each.
+#[inline(always)]
+unsafe fn gather_bytes<const C: usize>(line: *const u8, col: i32, width: u32) -> [u32; RAW] {
+    let mut w = [0u32; RAW];
+    for i in 0..4 {
+        let at = clamp32(col.wrapping_add(i as i32), width) as usize * C;
+        for c in 0..C {
+            let k = i * C + c;
+            // SAFETY: a pixel of the row (clamped into it).
+            w[k / 4] |= (unsafe { *line.add(at + c) } as u32) << (8 * (k % 4));
+        }
+    }
+    w
+}
+
+/// Sums of one channel: the products of the weights' three bytes.
+type Sums = [[i32; 2]; 3];
+
+/// `sums += a * b`, the weights' three bytes each by the lane's four inputs `b`.
+#[inline(always)]
+fn step(sums: &mut Sums, a: &[u32; 3], b: u32) {
+    sums[0] = mma_m8n8k16::<false>(a[0], b, sums[0]);
+    sums[1] = mma_m8n8k16::<false>(a[1], b, sums[1]);
+    sums[2] = mma_m8n8k16::<true>(a[2], b, sums[2]);
+}
+
+/// Pillow's sum of output `e` (0 or 1) of the lane's pair, clipped to a byte.
+#[inline(always)]
+fn clipped(s: &Sums, e: usize) -> u32 {
+    let v = s[0][e].wrapping_add(s[1][e] << 8).wrapping_add(s[2][e] << 16);
+    (v >> 22).clamp(0, 255) as u32
+}
+
+/// The steps of 16 a window needs to reach `end` from `base` (at most [`STEPS`]).
+#[inline(always)]
+fn steps(base: i32, end: i32) -> u32 {
+    (((end - base).max(0) as u32).div_ceil(16)).min(STEPS as u32)
+}
+
+/// Pillow's two passes of one tile after another (see the module's description and
+/// `ResizePillowTiled`).
+///
+/// # Safety
+/// `p.jobs` holds `gridDim.z` jobs of valid planes of `C` channels (1 or 3); the tables
+/// hold, at each job's offsets, `dst.width` first columns and `dst.width * (extra & 0xFFFF)`
+/// weights, `dst.height` first rows and `dst.height * (extra >> 16)` weights, every first
+/// index at least 0; blocks of `SEPARABLE_THREADS` threads along x; `p.tile_words` words of
+/// dynamic shared memory, at least `(C * W * 16 + PILLOW_MMA_PAD) / 4`; each job's output
+/// and frame are what `sink` writes.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
+    // SAFETY: the caller's contract.
+    let j = unsafe { job(&p.jobs) };
+    // SAFETY: the job's frame, when it has one, is writable memory around its output.
+    unsafe { sink.frame::<C>(&j) };
+    let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
+    let (xt, yt) = ((j.extra & 0xFFFF) as i32, (j.extra >> 16) as i32);
+    let (dw, dh) = (j.dst.width, j.dst.height);
+    let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
+    let rs = ((p.tile_words * 4).saturating_sub(PILLOW_MMA_PAD) / (C as u32 * W)) & !15;
+    // The most bytes a window reads from a column's start: its rows and the padding.
+    let last = (C as u32 * W - 1) * rs + rs + PILLOW_MMA_PAD - 4;
+    let bytes = shared::dynamic::<u8>();
+    let t = thread_idx_x();
+    let (warp, lane) = (t / 32, t % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
+    let src = j.src.data as usize as *const u8;
+    let packed = words_readable::<C>(&j.src, Bytes::YUV);
+    let mut ty = block_idx_y();
+    // `ty < dh.div_ceil(rows)` without the division (as `pillow_tiled`).
+    while (ty as u64) * (rows as u64) < dh as u64 {
+        let y0 = ty * rows;
+        let y1 = (y0 + rows).min(dh) - 1;
+        // SAFETY: rows `y0` and `y1` of the job's first-row table.
+        let (r0, r1) = unsafe { (*ints.add((j.y + y0) as usize), *ints.add((j.y + y1) as usize)) };
+        // The tile's source rows; a valid plan's fit `rs` (the host's choice), and no more
+        // are summed.
+        let span = (r1 + yt - r0).min(rs as i32);
+        let mut tx = block_idx_x();
+        while tx < dw.div_ceil(W) {
+            let x0 = tx * W;
+            // The tile's groups of 8 columns; each takes `per` warps (8 groups: one each).
+            // (At least 1, as `x0 < dw`; written with `max` so that no division by zero
+            // brings a panic path into the kernel.)
+            let groups = (dw - x0).min(W).div_ceil(8).max(1);
+            let per = WARPS / groups;
+            // 1. The horizontal pass: the warp's 8 columns, 8 source rows at a time.
+            if warp < groups * per {
+                let m = warp % groups;
+                let c0 = x0 + 8 * m;
+                let clast = (c0 + 7).min(dw - 1);
+                let col = (c0 + g).min(dw - 1);
+                // SAFETY: columns of the job's first-column table.
+                let (f0, fl, fc) = unsafe {
+                    (*ints.add((j.x + c0) as usize), *ints.add((j.x + clast) as usize), *ints.add((j.x + col) as usize))
+                };
+                let base = f0 & !3;
+                let n = steps(base, fl + xt);
+                // SAFETY: column `col`'s weights.
+                let a = unsafe { operands(weights.add((j.xw + col * xt as u32) as usize), fc, xt, base, q, n) };
+                // Which of the lane's steps read their pixels as words: where they lie in the
+                // row and their window in every row (the same for every row of a packed
+                // image); the others a byte a load, clamped into the row (taps past the row
+                // are weighted 0: any byte in it will do).
+                let mut fast = 0u32;
+                for s in 0..STEPS {
+                    let pc = base + 16 * s as i32 + 4 * q as i32;
+                    if packed
+                        && pc >= 0
+                        && pc as u32 + 4 <= j.src.width
+                        && window_in_rows(pc as u64 * C as u64, 4 * C, j.src.pitch)
+                    {
+                        fast |= 1 << s;
+                    }
+                }
+                let mut rg = warp / groups;
+                while (8 * rg as i32) < span {
+                    // SAFETY: a row of the source (clamped into it).
+                    let line = unsafe { row(src, r0 + 8 * rg as i32 + g as i32, &j.src) };
+                    // Every step's words first, then the products: loads made just before
+                    // their use made each step wait on its own (call 2: three waits a row
+                    // group, the kernel no faster than the dot products').
+                    let mut raw = [[0u32; RAW]; STEPS];
+                    let mut shift = [0u32; STEPS];
+                    for s in 0..STEPS {
+                        if (s as u32) < n {
+                            let pc = base + 16 * s as i32 + 4 * q as i32;
+                            if fast >> s & 1 != 0 {
+                                // SAFETY: the window's words lie in the row (`fast`).
+                                (raw[s], shift[s]) = unsafe { words::<C>(line.add(pc as usize * C)) };
+                            } else {
+                                // SAFETY: a row of at least one pixel; each pixel clamped.
+                                raw[s] = unsafe { gather_bytes::<C>(line, pc, j.src.width) };
+                                shift[s] = 0;
+                            }
+                        }
+                    }
+                    let mut sums = [[[HALF; 2], [0; 2], [0; 2]]; C];
+                    for s in 0..STEPS {
+                        if (s as u32) < n {
+                            let mut x = [0u32; C];
+                            for i in 0..C {
+                                // (A 64-bit shift of two words: one `shf`.)
+                                x[i] = ((raw[s][i] as u64 | (raw[s][i + 1] as u64) << 32) >> shift[s]) as u32;
+                            }
+                            let px = split::<C>(x);
+                            for c in 0..C {
+                                step(&mut sums[c], &a[s], px[c]);
+                            }
+                        }
+                    }
+                    // Rows 2q and 2q + 1 of the 8 of column g: side by side, one store.
+                    let r = 8 * rg + 2 * q;
+                    for c in 0..C {
+                        let at = (c as u32 * W + 8 * m + g) * rs + r;
+                        let v = clipped(&sums[c], 0) | clipped(&sums[c], 1) << 8;
+                        // SAFETY: r + 1 < round_up(span, 8) <= rs (`rs` a multiple of 16, span
+                        // at most `rs`), 8m + g < W: inside the tile's bytes; `at` even.
+                        unsafe { *(bytes.add(at as usize) as *mut u16) = v as u16 };
+                    }
+                    rg += per;
+                }
+            }
+            sync_threads();
+            // 2. The vertical pass: the warp's 8 output rows (their weights read once), 8
+            //    columns at a time (call 4's kernel had every warp read each row group's
+            //    weights: by the code's count about a fifth of its instructions).
+            let out_rows = rows.min(dh - y0);
+            let row_groups = out_rows.div_ceil(8).max(1);
+            let per_rows = WARPS / row_groups;
+            if warp < row_groups * per_rows && span > 0 {
+                let mm = warp % row_groups;
+                let yb = y0 + 8 * mm;
+                let ylast = (yb + 7).min(y0 + out_rows - 1);
+                let y = (yb + g).min(ylast);
+                // SAFETY: rows of the job's first-row table.
+                let (fb, fl, fy) = unsafe {
+                    (*ints.add((j.y + yb) as usize), *ints.add((j.y + ylast) as usize), *ints.add((j.y + y) as usize))
+                };
+                let base = (fb - r0) & !3;
+                let n = steps(base, fl - r0 + yt);
+                // SAFETY: row `y`'s weights.
+                let a = unsafe { operands(weights.add((j.yw + y * yt as u32) as usize), fy - r0, yt, base, q, n) };
+                let mut m = warp / row_groups;
+                while m < groups {
+                    let mut sums = [[[HALF; 2], [0; 2], [0; 2]]; C];
+                    for s in 0..STEPS {
+                        if (s as u32) < n {
+                            for c in 0..C {
+                                let at = (c as u32 * W + 8 * m + g) * rs + (base as u32 + 16 * s as u32 + 4 * q);
+                                // SAFETY: at most `last`, so inside the tile's bytes and their
+                                // padding; a multiple of 4 (`rs`, `base` and the step are).
+                                let b = unsafe { *(bytes.add(at.min(last) as usize) as *const u32) };
+                                step(&mut sums[c], &a[s], b);
+                            }
+                        }
+                    }
+                    // Pixels 2q and 2q + 1 of the 8 columns in row `yb + g`; each even lane
+                    // takes its odd neighbour's too: four pixels side by side.
+                    let mut pair = [0u32; C];
+                    for c in 0..C {
+                        pair[c] = clipped(&sums[c], 0) | clipped(&sums[c], 1) << 8;
+                    }
+                    let mut next = [0u32; C];
+                    for c in 0..C {
+                        next[c] = shfl_down(pair[c], 1);
+                    }
+                    let xs = x0 + 8 * m + 2 * q;
+                    if q % 2 == 0 && yb + g <= ylast && xs < dw {
+                        let mut words = [0u32; C];
+                        for i in 0..4 {
+                            for c in 0..C {
+                                let v = if i < 2 { pair[c] >> (8 * i) } else { next[c] >> (8 * (i - 2)) } & 0xFF;
+                                let k = i * C + c;
+                                words[k / 4] |= v << (8 * (k % 4));
+                            }
+                        }
+                        let n = 4.min(dw - xs);
+                        // SAFETY: pixels xs .. xs + n of row yb + g are in the output;
+                        // `aligned` checked its data and pitch.
+                        unsafe { sink.store4::<C>(j.dst, xs as u64, (yb + g) as u64, n as u64, &words, aligned) };
+                    }
+                    m += per_rows;
+                }
+            }
+            // The next tile's bytes overwrite these.
+            sync_threads();
+            tx += grid_dim_x();
+        }
+        ty += grid_dim_y();
+    }
+}
+
+/// Pillow's `_mma` kernels into images and into tensors.
+macro_rules! pillow_mma_kernels {
+    ($([$name:ident, $marker:ident, $tensor:ident, $tensor_marker:ident, $c:literal]),*) => {
+        $(
+            /// See [`pillow_mma`]; one block of `SEPARABLE_THREADS` a tile.
+            ///
+            /// # Safety
+            /// [`pillow_mma`]'s contract.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(p: ResizePillowTiled) {
+                // SAFETY: forwarded contract.
+                unsafe { pillow_mma::<$c, _>(p, ToImage) }
+            }
+            abi!(cuimg_abi::resize::$marker, $name);
+
+            /// See [`pillow_mma`], into a tensor ([`ResizePillowTiledTensor`]).
+            ///
+            /// # Safety
+            /// [`pillow_mma`]'s contract, each job's output an image of the tensor of
+            /// `p.out.format`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $tensor(p: ResizePillowTiledTensor) {
+                // SAFETY: forwarded contract.
+                unsafe { pillow_mma::<$c, _>(p.resize, ToTensor { out: p.out }) }
+            }
+            abi!(cuimg_abi::resize::$tensor_marker, $tensor);
+        )*
+    };
+}
+
+pillow_mma_kernels!(
+    [
+        resize_pillow_tiled_mma_c1,
+        ResizePillowTiledMmaC1,
+        resize_pillow_tiled_mma_c1_tensor,
+        ResizePillowTiledMmaC1Tensor,
+        1
+    ],
+    [
+        resize_pillow_tiled_mma_c3,
+        ResizePillowTiledMmaC3,
+        resize_pillow_tiled_mma_c3_tensor,
+        ResizePillowTiledMmaC3Tensor,
+        3
+    ]
+);
