@@ -84,7 +84,7 @@ impl Words {
 /// `line` is a row of at least one pixel of `width` of `C` bytes each.
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
-pub(super) unsafe fn gather<const C: usize>(line: *const u8, col: i32, width: u32) -> [u32; C] {
+unsafe fn gather<const C: usize>(line: *const u8, col: i32, width: u32) -> [u32; C] {
     let mut x = [0u32; C];
     for i in 0..4u32 {
         let at = clamp32(col.wrapping_add(i as i32), width) as usize * C;

@@ -302,8 +302,6 @@ mod tests {
         (0..2).fold(c, |s, i| s.wrapping_add(i32::from((a >> (16 * i)) as u16 as i16) * (b >> (at + 8 * i) & 0xFF) as i32))
     }
 
-    /// The planes form, summed as the `_planes` kernels sum it (a channel's four taps a
-    /// word, `dp4a` on the low bytes and `dp2a` on the rests, low + 256 * rest), is
     /// The `_mma` kernels' windows: 8 outputs from a first input rounded down to a multiple
     /// of 4 to the last one's last tap, at most; weights past three bytes refused.
     #[test]
@@ -328,6 +326,8 @@ mod tests {
         }
     }
 
+    /// The planes form, summed as the `_planes` kernels sum it (a channel's four taps a
+    /// word, `dp4a` on the low bytes and `dp2a` on the rests, low + 256 * rest), is
     /// Pillow's sum for every output of every filter's horizontal pass, down and up, on
     /// inputs as narrow as the groups, on random rows.
     #[test]
