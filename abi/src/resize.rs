@@ -221,6 +221,11 @@ pub struct ResizePillowTiled {
 /// to the last one's last tap. The host sends them no plan whose taps need more.
 pub const PILLOW_MMA_STEPS: u32 = 4;
 
+/// Most output rows of an `_mma` kernel's tile (twice [`SEPARABLE_TILE_ROWS`]: its vertical
+/// pass gives each warp of the block 8 rows or more, and a taller tile sums fewer source
+/// rows twice; their tile bytes are one a value, not the separable kernels' four).
+pub const PILLOW_MMA_TILE_ROWS: u32 = 64;
+
 /// The bytes past the `_mma` kernels' tile bytes in their shared memory (what the last
 /// column's window may read past its rows): `tile_words * 4 = C * SEPARABLE_TILE_W * rs +
 /// PILLOW_MMA_PAD`, `rs` (the bytes a column's rows take) a multiple of 16 whose quarter is
@@ -371,7 +376,8 @@ kernels! {
     ResizePillowTiledPlanesC1 = resize_pillow_tiled_planes_c1(ResizePillowTiled);
     ResizePillowTiledPlanesC3 = resize_pillow_tiled_planes_c3(ResizePillowTiled);
     /// The `_mma` kernels (one channel and three, no alpha): both passes by the tensor
-    /// cores' integer products, from the plain tables (see [`PILLOW_MMA_STEPS`]).
+    /// cores' integer products, from the plain tables (see [`PILLOW_MMA_STEPS`]), in tiles
+    /// of up to [`PILLOW_MMA_TILE_ROWS`] rows.
     ResizePillowTiledMmaC1 = resize_pillow_tiled_mma_c1(ResizePillowTiled);
     ResizePillowTiledMmaC3 = resize_pillow_tiled_mma_c3(ResizePillowTiled);
     /// The tiled kernels into tensors ([`ResizeSeparableTensor`], [`ResizePillowTiledTensor`]).

@@ -1,6 +1,7 @@
 //! Byte permutes, integer dot products (`prmt`, `dp2a`, `dp4a`), the tensor cores' integer
-//! products (`mma.m8n8k16`) and a warp shuffle, which LLVM's NVPTX backend
-//! does not emit from Rust: one instruction each where shifts and masks took three or four.
+//! products (`mma.m8n8k16`), a multiply-add, a saturating pack of two bytes and a warp
+//! shuffle, which LLVM's NVPTX backend does not emit from Rust (or, the multiply-add, not
+//! as one): one instruction each where shifts and masks took two to five.
 
 /// `prmt.b32`: byte `i` of the result is byte `s >> 4i & 7` of `b:a` (`a` bytes 0 to 3).
 #[inline(always)]
@@ -11,6 +12,40 @@ pub fn prmt(a: u32, b: u32, s: u32) -> u32 {
         core::arch::asm!(
             "prmt.b32 {d}, {a}, {b}, {s};",
             d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, s = in(reg32) s,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d
+}
+
+/// `hi` and `lo` each clipped to 0..=255, side by side, above them `rest`'s low half:
+/// `rest << 16 | clip(hi) << 8 | clip(lo)` (`cvt.pack.sat.u8.s32.b32`, sm_72 on), one
+/// instruction where two clips, a shift and an or took five.
+#[inline(always)]
+pub fn pack_sat_u8(hi: i32, lo: i32, rest: u32) -> u32 {
+    let d: u32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "cvt.pack.sat.u8.s32.b32 {d}, {hi}, {lo}, {rest};",
+            d = out(reg32) d, hi = in(reg32) hi, lo = in(reg32) lo, rest = in(reg32) rest,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    d
+}
+
+/// `a * b + c`, wrapping (`mad.lo.s32`): what `wrapping_mul` and `wrapping_add` say, but
+/// kept one multiply-add where LLVM, given two results of one `mma` as an array, shifted
+/// the pair as 64 bits and masked (two instructions and an add for each such sum).
+#[inline(always)]
+pub fn mad_lo(a: i32, b: i32, c: i32) -> i32 {
+    let d: i32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "mad.lo.s32 {d}, {a}, {b}, {c};",
+            d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
             options(pure, nomem, nostack, preserves_flags)
         )
     };

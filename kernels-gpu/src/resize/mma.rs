@@ -28,17 +28,18 @@ use super::planes::{split, transpose};
 use super::sink::{Sink, ToImage, ToTensor};
 use super::source::{Bytes, Source, row, window_in_rows, words_readable};
 use super::{clamp32, job};
-use crate::device::dot::{mma_m8n8k16, shfl_down};
+use crate::device::dot::{mad_lo, mma_m8n8k16, pack_sat_u8, prmt, shfl_down};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
 use crate::device::vector::load_global_u32;
 use cuimg_abi::resize::{
-    PILLOW_MMA_PAD, PILLOW_MMA_STEPS, ResizePillowTiled, ResizePillowTiledTensor, SEPARABLE_THREADS,
-    SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W,
+    PILLOW_MMA_PAD, PILLOW_MMA_STEPS, PILLOW_MMA_TILE_ROWS, ResizePillowTiled, ResizePillowTiledTensor,
+    SEPARABLE_THREADS, SEPARABLE_TILE_W,
 };
 
 const W: u32 = SEPARABLE_TILE_W;
 const WARPS: u32 = SEPARABLE_THREADS / 32;
+const _: () = assert!(PILLOW_MMA_TILE_ROWS <= 8 * WARPS, "the vertical pass: a warp a group of 8 rows");
 /// The most steps of 16 inputs a window of 8 outputs takes.
 const STEPS: usize = PILLOW_MMA_STEPS as usize;
 const HALF: i32 = 1 << 21;
@@ -123,11 +124,17 @@ fn step(sums: &mut Sums, a: &[u32; 3], b: u32) {
     sums[2] = mma_m8n8k16::<true>(a[2], b, sums[2]);
 }
 
-/// Pillow's sum of output `e` (0 or 1) of the lane's pair, clipped to a byte.
+/// Pillow's sum of output `e` (0 or 1) of the lane's pair, `>> 22` (not yet clipped).
 #[inline(always)]
-fn clipped(s: &Sums, e: usize) -> u32 {
-    let v = s[0][e].wrapping_add(s[1][e] << 8).wrapping_add(s[2][e] << 16);
-    (v >> 22).clamp(0, 255) as u32
+fn shifted(s: &Sums, e: usize) -> i32 {
+    mad_lo(s[2][e], 1 << 16, mad_lo(s[1][e], 1 << 8, s[0][e])) >> 22
+}
+
+/// The lane's pair of outputs clipped to bytes 0 and 1, `rest`'s low half in bytes 2 and 3
+/// (one `cvt.pack.sat` where the clips, shifts and ors took eleven instructions).
+#[inline(always)]
+fn pair(s: &Sums, rest: u32) -> u32 {
+    pack_sat_u8(shifted(s, 1), shifted(s, 0), rest)
 }
 
 /// The steps of 16 a window needs to reach `end` from `base` (at most [`STEPS`]).
@@ -156,7 +163,7 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
     let (ints, weights) = (p.ints.ptr(), p.weights.ptr());
     let (xt, yt) = ((j.extra & 0xFFFF) as i32, (j.extra >> 16) as i32);
     let (dw, dh) = (j.dst.width, j.dst.height);
-    let rows = p.tile_rows.clamp(1, SEPARABLE_TILE_ROWS);
+    let rows = p.tile_rows.clamp(1, PILLOW_MMA_TILE_ROWS);
     let rs = ((p.tile_words * 4).saturating_sub(PILLOW_MMA_PAD) / (C as u32 * W)) & !15;
     // The most bytes a window reads from a column's start: its rows and the padding.
     let last = (C as u32 * W - 1) * rs + rs + PILLOW_MMA_PAD - 4;
@@ -254,7 +261,7 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                     let r = 8 * rg + 2 * q;
                     for c in 0..C {
                         let at = (c as u32 * W + 8 * m + g) * rs + r;
-                        let v = clipped(&sums[c], 0) | clipped(&sums[c], 1) << 8;
+                        let v = pair(&sums[c], 0);
                         // SAFETY: r + 1 < round_up(span, 8) <= rs (`rs` a multiple of 16, span
                         // at most `rs`), 8m + g < W: inside the tile's bytes; `at` even.
                         unsafe { *(bytes.add(at as usize) as *mut u16) = v as u16 };
@@ -297,24 +304,25 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                         }
                     }
                     // Pixels 2q and 2q + 1 of the 8 columns in row `yb + g`; each even lane
-                    // takes its odd neighbour's too: four pixels side by side.
-                    let mut pair = [0u32; C];
-                    for c in 0..C {
-                        pair[c] = clipped(&sums[c], 0) | clipped(&sums[c], 1) << 8;
-                    }
-                    let mut next = [0u32; C];
-                    for c in 0..C {
-                        next[c] = shfl_down(pair[c], 1);
-                    }
+                    // takes its odd neighbour's too: four pixels side by side, their bytes
+                    // in order (`words`, as `store4` takes them). For RGB, `u` holds the
+                    // pair's red and green (R0 R1 G0 G1), `b` its blue.
+                    let (u, b) = match C {
+                        3 => (pair(&sums[0], pair(&sums[1 % C], 0)), pair(&sums[2 % C], 0)),
+                        _ => (pair(&sums[0], 0), 0),
+                    };
+                    let (nu, nb) = (shfl_down(u, 1), if C == 3 { shfl_down(b, 1) } else { 0 });
                     let xs = x0 + 8 * m + 2 * q;
                     if q % 2 == 0 && yb + g <= ylast && xs < dw {
                         let mut words = [0u32; C];
-                        for i in 0..4 {
-                            for c in 0..C {
-                                let v = if i < 2 { pair[c] >> (8 * i) } else { next[c] >> (8 * (i - 2)) } & 0xFF;
-                                let k = i * C + c;
-                                words[k / 4] |= v << (8 * (k % 4));
-                            }
+                        if C == 3 {
+                            // v = B0 B1 B2 B3; then R0 G0 B0 R1, G1 B1 R2 G2, B2 R3 G3 B3.
+                            let v = prmt(b, nb, 0x5410);
+                            words[0] = prmt(u, v, 0x1420);
+                            words[1 % C] = prmt(prmt(u, v, 0x0053), nu, 0x6410);
+                            words[2 % C] = prmt(v, nu, 0x3752);
+                        } else {
+                            words[0] = prmt(u, nu, 0x5410);
                         }
                         let n = 4.min(dw - xs);
                         // SAFETY: pixels xs .. xs + n of row yb + g are in the output;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use cuimg_abi::DevPtr;
-use cuimg_abi::resize::{PILLOW_MMA_PAD, PILLOW_MMA_STEPS, SEPARABLE_TILE_W};
+use cuimg_abi::resize::{PILLOW_MMA_PAD, PILLOW_MMA_STEPS, PILLOW_MMA_TILE_ROWS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
 use cuimg_abi::resize::{
     Plane, ResizeJob, ResizePillow, ResizePillowC1, ResizePillowC2, ResizePillowC3, ResizePillowC4, ResizePillowTiled,
     ResizePillowTiledC1, ResizePillowTiledC1Tensor, ResizePillowTiledC2, ResizePillowTiledC2Tensor, ResizePillowTiledC3,
@@ -92,9 +92,9 @@ pub fn pillow_mma_launches() -> u64 {
     MMA_LAUNCHES.load(Ordering::Relaxed)
 }
 
-/// The tiles of the `_mma` kernels for the tiles `rows` and `words` the tile choice made for
-/// the others (`words` the bytes of the tiles' most source rows, one a channel and column):
-/// the same rows, and each column's rows `rs` bytes, at least those rows, a multiple of 16
+/// The tiles of the `_mma` kernels for the tiles `rows` and `words` the tile choice made
+/// (`words` the bytes of the tiles' most source rows, one a channel and column): the same
+/// rows, and each column's rows `rs` bytes, at least those rows, a multiple of 16
 /// whose quarter is odd times 4 (so that a warp's 8 columns fall in distinct banks), and
 /// `PILLOW_MMA_PAD` bytes more; `None` past the 48 KiB a block takes without opting in.
 fn mma_tiles(rows: u32, words: u32, channels: u32) -> Option<Shape> {
@@ -262,8 +262,10 @@ impl Stream {
             _ => unreachable!("grouped by kind"),
         };
         self.with_resident(&plans, block, |arena, placed| {
-            let rows: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
-            let Some(shape @ Shape::Tiles { rows, words }) = tile_shape(&rows, P::CHANNELS, 1, self.sms()) else {
+            let tiled: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
+            let Some(shape @ Shape::Tiles { rows, words }) =
+                tile_shape(&tiled, P::CHANNELS, 1, SEPARABLE_TILE_ROWS, self.sms())
+            else {
                 return Ok(false);
             };
             // The `_planes` kernels (Gray8 and RGB8 images), where every plan has the form
@@ -290,7 +292,16 @@ impl Stream {
                     }
                     _ => false,
                 });
-            let mma_shape = if mma_fits { mma_tiles(rows, words, P::CHANNELS as u32) } else { None };
+            // Their own tiles, up to `PILLOW_MMA_TILE_ROWS` rows, where they fit; else the
+            // others'.
+            let mma_shape = match mma_fits {
+                true => match tile_shape(&tiled, P::CHANNELS, 1, PILLOW_MMA_TILE_ROWS, self.sms()) {
+                    Some(Shape::Tiles { rows, words }) => mma_tiles(rows, words, P::CHANNELS as u32),
+                    _ => None,
+                }
+                .or_else(|| mma_tiles(rows, words, P::CHANNELS as u32)),
+                false => None,
+            };
             let mma = mma_shape.is_some();
             let planes = planes && !mma;
             MMA_LAUNCHES.fetch_add(u64::from(mma), Ordering::Relaxed);
@@ -311,9 +322,9 @@ impl Stream {
                     ..w.job()
                 });
             }
-            let (shape, tile_words) = match mma_shape {
-                Some(s @ Shape::Tiles { words, .. }) => (s, words),
-                _ => (shape, words),
+            let (shape, rows, tile_words) = match mma_shape {
+                Some(s @ Shape::Tiles { rows, words }) => (s, rows, words),
+                _ => (shape, rows, words),
             };
             let p = |jobs, count, _| ResizePillowTiled {
                 jobs,

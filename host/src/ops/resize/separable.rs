@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use cuimg_abi::DevPtr;
+use cuimg_abi::resize::SEPARABLE_TILE_ROWS;
 use cuimg_abi::resize::{
     RULE_AREA, ResizeArea4C1, ResizeArea4C1Tensor, ResizeArea54C1, ResizeArea54C1Tensor, ResizeArea54C2,
     ResizeArea54C2Tensor, ResizeArea54C3, ResizeArea54C3Tensor, ResizeArea54C4, ResizeArea54C4Tensor, ResizeArea84C1, ResizeArea84C1Tensor, ResizeArea84C2,
@@ -67,7 +68,7 @@ impl Stream {
                 let rows: Vec<TileRows> =
                     group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
                 // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-                let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, self.sms()))
+                let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, SEPARABLE_TILE_ROWS, self.sms()))
                     .ok_or_else(|| Error::InvalidParameter {
                         what: "a separable resize plan".into(),
                         why: "its tile does not fit".into(),

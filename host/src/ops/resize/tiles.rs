@@ -5,7 +5,7 @@
 use std::borrow::Borrow;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use cuimg_abi::resize::{SEPARABLE_THREADS, SEPARABLE_TILE_ROWS, SEPARABLE_TILE_W};
+use cuimg_abi::resize::{PILLOW_MMA_TILE_ROWS, SEPARABLE_THREADS, SEPARABLE_TILE_W};
 
 /// How a launch covers its jobs.
 #[derive(Clone, Copy, Debug)]
@@ -49,8 +49,10 @@ const TILE_BYTES: u32 = 48 * 1024;
 
 /// The heights a tile may take: 1 to `SEPARABLE_TILE_ROWS` rows (any, not only powers of
 /// two: a halving with 4 taps in tiles of 31 rows sums 64 source rows, a whole number of
-/// the block's passes, where tiles of 32 would not fit 48 KiB and tiles of 16 sum 34).
-pub(super) const TILE_HEIGHTS: usize = SEPARABLE_TILE_ROWS as usize;
+/// the block's passes, where tiles of 32 would not fit 48 KiB and tiles of 16 sum 34), or
+/// for Pillow's `_mma` kernels to `PILLOW_MMA_TILE_ROWS`: the spans are kept for every
+/// height any kernel takes, and each launch chooses among its kernel's (`tile_shape`).
+pub(super) const TILE_HEIGHTS: usize = PILLOW_MMA_TILE_ROWS as usize;
 
 /// The source rows a tile of `i + 1` output rows reads at most ([`NO_SPAN`] where the rows
 /// do not start in order, or for plans without tiles); worked out once per plan and kept
@@ -86,8 +88,9 @@ pub(super) fn tile_spans(first: &[i32], taps: usize) -> Spans {
 /// The tile height forced by [`force_tile_rows`] (0: none).
 static FORCED_ROWS: AtomicU32 = AtomicU32::new(0);
 
-/// For tests: tiles of `rows` output rows from now on, in every launch where they fit (the
-/// model's choice elsewhere, and for 0), so that every height runs, not only those the
+/// For tests: tiles of `rows` output rows from now on, in every launch where they fit and
+/// its kernel takes them (the model's choice elsewhere, and for 0), so that every height
+/// runs, not only those the
 /// model picks for the sizes tested. Any height that fits gives the same bytes; only the
 /// time differs. Not part of the API.
 pub fn force_tile_rows(rows: u32) {
@@ -125,7 +128,14 @@ pub(super) type TileRows<'a> = (&'a Spans, u32, u32);
 /// in tall tiles is a few tiles on a GPU of a hundred SMs (1080p to 224x224 is 56 tiles of
 /// 16 rows), each summing its rows one after another; short tiles sum rows twice, and past
 /// one tile an SM they queue. Ties go to the taller tile.
-pub(super) fn tile_shape<S: Borrow<Spans>>(jobs: &[(S, u32, u32)], channels: usize, value_bytes: u32, sms: u64) -> Option<Shape> {
+pub(super) fn tile_shape<S: Borrow<Spans>>(
+    jobs: &[(S, u32, u32)],
+    channels: usize,
+    value_bytes: u32,
+    max_rows: u32,
+    sms: u64,
+) -> Option<Shape> {
+    let heights = (max_rows as usize).clamp(1, TILE_HEIGHTS);
     let per_row = SEPARABLE_TILE_W * channels as u32 * value_bytes;
     // The jobs summed once (a batch is 256 of them, and 32 heights are weighed): each
     // height's largest span (none where a job has none), and the outputs' distinct sizes.
@@ -154,14 +164,14 @@ pub(super) fn tile_shape<S: Borrow<Spans>>(jobs: &[(S, u32, u32)], channels: usi
             .sum()
     };
     let forced = FORCED_ROWS.load(Ordering::Relaxed) as usize;
-    if (1..=TILE_HEIGHTS).contains(&forced)
+    if (1..=heights).contains(&forced)
         && let Some(most) = span(forced - 1)
     {
         return Some(Shape::Tiles { rows: forced as u32, words: (most * per_row).div_ceil(4) });
     }
     let pass = (SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64;
     let mut best: Option<(u64, Shape)> = None;
-    for i in (0..TILE_HEIGHTS).rev() {
+    for i in (0..heights).rev() {
         let rows = i as u32 + 1;
         let Some(most) = span(i) else { continue };
         // A thread's source rows, its output rows (16 a pass), and the rest of a tile.
@@ -179,6 +189,7 @@ pub(super) fn tile_shape<S: Borrow<Spans>>(jobs: &[(S, u32, u32)], channels: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cuimg_abi::resize::SEPARABLE_TILE_ROWS;
 
     #[test]
     fn tile_spans_are_the_rows_each_tile_reads() {
@@ -187,8 +198,9 @@ mod tests {
         // whole (r > 37 / 2: the first tile's rows alone).
         let first: Vec<i32> = (0..37).map(|y| 2 * y).collect();
         let spans = tile_spans(&first, 4);
-        for rows in 1..=32 {
-            assert_eq!(spans[rows - 1], 2 * (rows as u32 - 1) + 4, "{rows} rows");
+        for rows in 1..=TILE_HEIGHTS {
+            // From 37 rows on, one tile: all of them.
+            assert_eq!(spans[rows - 1], 2 * (rows.min(37) as u32 - 1) + 4, "{rows} rows");
         }
         // Rows out of order: only one-row tiles, which read their own taps.
         let spans = tile_spans(&[0, 3, 1], 2);
@@ -200,7 +212,7 @@ mod tests {
     #[test]
     fn tiles_are_the_tallest_that_fit_and_leave_the_gpu_busy() {
         let shape = |first: Vec<i32>, taps, (w, h), channels, resident| {
-            tile_shape(&[(tile_spans(&first, taps), h, w)], channels, 4, resident)
+            tile_shape(&[(tile_spans(&first, taps), h, w)], channels, 4, SEPARABLE_TILE_ROWS, resident)
         };
         // An x2 upscale to 4K RGB8 with 8 taps: tiles of 32 rows (60 x 68 of them, sums of
         // 31 / 2 + 8 = 23 rows) take 31 an SM of 10 each, tiles of 16 take 62 of 7.
@@ -254,7 +266,7 @@ mod tests {
             launches.sort_by_key(|(t, _)| *t);
             for (i, (taps, spans)) in launches.iter().enumerate() {
                 let jobs: Vec<(&Spans, u32, u32)> = spans.iter().map(|s| (s, 224, 224)).collect();
-                let got = tile_shape(&jobs, 3, 4, 132);
+                let got = tile_shape(&jobs, 3, 4, SEPARABLE_TILE_ROWS, 132);
                 assert!(matches!(got, Some(Shape::Tiles { rows, .. }) if rows == want[i]), "{mode:?} {taps:?}: {got:?}");
             }
         }
@@ -268,7 +280,7 @@ mod tests {
             let per_row = SEPARABLE_TILE_W * channels as u32 * 4;
             let pass = (SEPARABLE_THREADS / SEPARABLE_TILE_W) as u64;
             let mut best: Option<(u64, u32, u32)> = None;
-            for i in (0..TILE_HEIGHTS).rev() {
+            for i in (0..SEPARABLE_TILE_ROWS as usize).rev() {
                 let rows = i as u32 + 1;
                 let Some(most) = jobs.iter().try_fold(0, |m, (s, ..)| (s[i] != NO_SPAN).then(|| s[i].max(m))) else {
                     continue;
@@ -306,7 +318,7 @@ mod tests {
                     (tile_spans(&first, [2, 4, 8][case % 3]), dh, w)
                 })
                 .collect();
-            let got = tile_shape(&jobs, 3, 4, 132).map(|s| match s {
+            let got = tile_shape(&jobs, 3, 4, SEPARABLE_TILE_ROWS, 132).map(|s| match s {
                 Shape::Tiles { rows, words } => (rows, words),
                 Shape::Pixels(_) => unreachable!(),
             });
