@@ -69,21 +69,31 @@ pub fn pillow_mma(always: Option<bool>) {
     MMA.store(v, Ordering::Relaxed);
 }
 
-/// Whether a plan of a horizontal pass then a vertical one, of `channels` 1 or 3, is one the
-/// `_mma` kernels were measured faster for (session 16, calls 5 and 7, each on one H100
-/// against the kernels before in the same run; docs/BENCHMARKS.md): downscales on both sides
-/// with 10 horizontal taps or more for RGB8 (the batch of 256 to 224x224: bicubic, 11 to 15
-/// taps, 9 and 8% faster queued; Lanczos 24 and 19%; 8K->4K Lanczos, 13 taps, 14 and 13%),
-/// 13 or more for Gray8 (8K->4K Lanczos 8 and 7%; bicubic, 9 taps, 5% slower in call 5).
-/// Not below: the batch's bilinear (7 to 9 taps) was 9% faster in call 5 and no faster in
-/// call 7, RGB8 at 5 taps 29% slower (8K->4K bilinear), and every upscale slower (x2: 18 to
-/// 67%), where a product of 16 taps a step outweighs the few each output sums. Images
-/// only: into tensors the batch's rows were no faster (bilinear 0.96 and 1.11 of the time
-/// before in calls 3 and 5, bicubic 1.01 and 1.02), so they keep the kernels before there
-/// unless asked.
-fn mma_pays(passes: &[PilPass], channels: usize) -> bool {
+/// Whether a plan of a horizontal pass then a vertical one, of `channels` 1 or 3, into
+/// images (`image`) or a tensor, is one the `_mma` kernels were measured faster for, each
+/// on one H100 against the kernels before in the same run (docs/BENCHMARKS.md): downscales
+/// on both sides, and
+/// - RGB8 images from 7 horizontal taps (session 17's call 6, the kernels of `ce692c0`: the
+///   batch of 256 to 224x224, bilinear, 7 to 9 taps, 5 and 6% faster queued, letterboxed 7
+///   to 15%; 8K->4K bicubic, 9 taps, 9%; 4K->1080p bicubic, 9 taps, 2 and 5% slower, the
+///   one loss; the batch's bicubic and Lanczos took them already: sessions 16 and 17, 8 to
+///   24% faster). Not below: RGB8 at 5 taps 24% slower (8K->4K bilinear), 56% at
+///   4K->1080p;
+/// - RGB8 into tensors from 10 taps (the batch's bicubic into f16, 11 to 15 taps, 7 and 8%
+///   faster; its bilinear 1% slower and 6% faster, so not below);
+/// - Gray8 from 13 (8K->4K Lanczos 8 and 7% faster in session 16; bicubic, 9 taps, 9%
+///   faster at 8K->4K but 16% slower at 4K->1080p).
+///
+/// Every upscale is slower (x2: 14 to 44% for RGB8), where a product of 16 taps a step
+/// outweighs the few each output sums.
+fn mma_pays(passes: &[PilPass], channels: usize, image: bool) -> bool {
     let (h, v) = (&passes[0], &passes[1]);
-    h.input > h.out.0 && v.input > v.out.1 && h.taps.taps >= if channels == 1 { 13 } else { 10 }
+    let taps = match (channels, image) {
+        (1, _) => 13,
+        (_, true) => 7,
+        (_, false) => 10,
+    };
+    h.input > h.out.0 && v.input > v.out.1 && h.taps.taps >= taps
 }
 
 /// For tests: how many launches of the `_mma` kernels this process has made. Not part of
@@ -288,7 +298,7 @@ impl Stream {
                 && works.iter().all(|w| match w.plan.as_ref() {
                     Plan::Pillow { passes, .. } => {
                         passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
-                            && (choice == MMA_ALWAYS || (matches!(sink, Sink::Image) && mma_pays(passes, P::CHANNELS)))
+                            && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS, matches!(sink, Sink::Image)))
                     }
                     _ => false,
                 });
