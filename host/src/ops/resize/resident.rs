@@ -17,6 +17,7 @@ use super::plan::Plan;
 use super::tiles::{NO_SPAN, Spans, TILE_HEIGHTS};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceBuffer, Stream};
+use crate::runtime::knobs::host_span;
 
 /// A plan's tables as one block: its parts, each at a 16-byte boundary (vectors, for the
 /// kernels that read their tables 16 bytes a load); and what the
@@ -108,9 +109,15 @@ struct Record {
 }
 
 impl Resident {
-    /// Each plan's placed block, or `None` where one is not placed.
-    fn placed(&self, plans: &[&Arc<Plan>]) -> Option<Vec<Placed<'_>>> {
-        plans.iter().map(|p| self.index.get(&key(p)).map(|&i| self.records[i as usize].placed())).collect()
+    /// Each plan's record, or `None` where one is not placed (indices, not borrows, so
+    /// that a miss leaves the resident free to place them).
+    fn records(&self, plans: &[&Arc<Plan>]) -> Option<Vec<u32>> {
+        plans.iter().map(|p| self.index.get(&key(p)).copied()).collect()
+    }
+
+    /// The placed blocks of `records`.
+    fn placed(&self, records: &[u32]) -> Vec<Placed<'_>> {
+        records.iter().map(|&i| self.records[i as usize].placed()).collect()
     }
 }
 
@@ -140,10 +147,15 @@ impl Stream {
         self.kept(|r: &mut Resident| {
             // Where every plan's block is already placed (a batch of sizes seen before), one
             // lookup a plan.
-            if r.arena.is_none() || r.placed(plans).is_none() {
-                self.place(r, plans, &block)?;
-            }
-            let placed = r.placed(plans).expect("every plan's block placed");
+            let found = host_span("resident: lookup", || r.arena.as_ref().and_then(|_| r.records(plans)));
+            let records = match found {
+                Some(records) => records,
+                None => {
+                    self.place(r, plans, &block)?;
+                    r.records(plans).expect("every plan's block placed")
+                }
+            };
+            let placed = r.placed(&records);
             let read = r.arena.as_ref().expect("made by `place`").buf.read(&self.raw)?;
             launch(read.ptr().addr(), &placed)
         })

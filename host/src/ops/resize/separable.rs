@@ -65,8 +65,9 @@ impl Stream {
         };
         host_span("separable: all", || {
             self.with_resident(&plans, block, |arena, placed| {
-                let rows: Vec<TileRows> =
-                    group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
+                let rows: Vec<TileRows> = host_span("separable: rows", || {
+                    group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect()
+                });
                 // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
                 let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, SEPARABLE_TILE_ROWS, self.sms()))
                     .ok_or_else(|| Error::InvalidParameter {
