@@ -90,9 +90,8 @@ static FORCED_ROWS: AtomicU32 = AtomicU32::new(0);
 
 /// For tests: tiles of `rows` output rows from now on, in every launch where they fit and
 /// its kernel takes them (the model's choice elsewhere, and for 0), so that every height
-/// runs, not only those the
-/// model picks for the sizes tested. Any height that fits gives the same bytes; only the
-/// time differs. Not part of the API.
+/// runs, not only those the model picks for the sizes tested. Any height that fits gives
+/// the same bytes; only the time differs. Not part of the API.
 pub fn force_tile_rows(rows: u32) {
     FORCED_ROWS.store(rows, Ordering::Relaxed);
 }
