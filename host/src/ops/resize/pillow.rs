@@ -74,10 +74,10 @@ pub fn pillow_mma(always: Option<bool>) {
 /// on one H100 against the kernels before in the same run (docs/BENCHMARKS.md): downscales
 /// on both sides, and
 /// - RGB8 images from 7 horizontal taps (session 17's call 6, the kernels of `ce692c0`: the
-///   batch of 256 to 224x224, bilinear, 7 to 9 taps, 5 and 6% faster queued, letterboxed 7
-///   to 15%; 8K->4K bicubic, 9 taps, 9%; 4K->1080p bicubic, 9 taps, 2 and 5% slower, the
-///   one loss; the batch's bicubic and Lanczos took them already: sessions 16 and 17, 8 to
-///   24% faster). Not below: RGB8 at 5 taps 24% slower (8K->4K bilinear), 56% at
+///   batch of 256 to 224x224, bilinear, 7 to 9 taps, 5 and 6% faster queued (letterboxed
+///   9% faster and 9% slower); 8K->4K bicubic, 9 taps, 9%; 4K->1080p bicubic, 9 taps, 2
+///   and 5% slower, the one loss; the batch's bicubic and Lanczos took them already:
+///   sessions 16 and 17, 8 to 24% faster). Not below: RGB8 at 5 taps 24% slower (8K->4K bilinear), 56% at
 ///   4K->1080p;
 /// - RGB8 into tensors from 10 taps (the batch's bicubic into f16, 11 to 15 taps, 7 and 8%
 ///   faster; its bilinear 1% slower and 6% faster, so not below);
