@@ -261,3 +261,38 @@ pub fn poisoned_tensor(stream: &Stream, shape: cuimg::TensorShape) -> cuimg::Dev
     let t = cuimg::Tensor::from_bytes(shape, vec![0xA5; shape.bytes().unwrap()]).unwrap();
     stream.upload_tensor(&t).unwrap()
 }
+
+/// For the resize tests: `Stream::resize` and `Stream::resize_batch` on a stream of their
+/// own, each output poisoned first (random bytes uploaded where the resize writes), so that
+/// a pixel no kernel writes fails the comparison: a fresh allocation may hold an earlier call's same bytes (initcheck
+/// flagged such a download once, session 12).
+pub struct Poisoned(pub Stream, std::cell::Cell<u64>);
+
+impl Poisoned {
+    pub fn new(gpu: &Gpu) -> Poisoned {
+        Poisoned(gpu.stream().unwrap(), std::cell::Cell::new(1000))
+    }
+
+    pub fn poison<P: Pixel>(&self, w: u32, h: u32) -> Image<P> {
+        self.1.set(self.1.get() + 1);
+        Image::from_bytes(w, h, &splitmix_bytes(self.1.get(), (w * h) as usize * P::CHANNELS)).unwrap()
+    }
+
+    pub fn resize<P: Pixel>(&self, img: &cuimg::ImageView<'_, P>, w: u32, h: u32, f: cuimg::Filter) -> Image<P> {
+        let s = &self.0;
+        let src = s.upload(img).unwrap();
+        let mut dst = s.upload(&self.poison::<P>(w, h).view()).unwrap();
+        s.resize(&src, &mut dst, f).unwrap();
+        s.download(&dst).unwrap()
+    }
+
+    pub fn batch<P: Pixel>(&self, imgs: &[cuimg::ImageView<'_, P>], w: u32, h: u32, f: cuimg::Filter) -> Vec<Image<P>> {
+        let s = &self.0;
+        let src = s.upload_batch(imgs).unwrap();
+        let poison: Vec<Image<P>> = imgs.iter().map(|_| self.poison(w, h)).collect();
+        let views: Vec<_> = poison.iter().map(|p| p.view()).collect();
+        let mut dst = s.upload_batch(&views).unwrap();
+        s.resize_batch(&src, &mut dst, f).unwrap();
+        s.download_batch(&dst).unwrap()
+    }
+}
