@@ -149,3 +149,20 @@ pub fn shfl_down(v: u32, delta: u32) -> u32 {
     };
     d
 }
+
+/// `vote.sync.all.pred` over the whole warp: whether `p` holds in every lane (the same
+/// answer in each, so a branch on it keeps the warp converged). Every lane of the warp must
+/// run it together.
+#[inline(always)]
+pub fn vote_all(p: bool) -> bool {
+    let d: u32;
+    // SAFETY: a vote within the warp, which runs it converged (the caller's duty).
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; vote.sync.all.pred q, p, -1; selp.u32 {d}, 1, 0, q; }}",
+            d = out(reg32) d, v = in(reg32) p as u32,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    d != 0
+}

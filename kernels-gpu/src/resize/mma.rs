@@ -28,12 +28,12 @@ use super::planes::{split, transpose};
 use super::sink::{Sink, ToImage, ToTensor};
 use super::source::{Bytes, Source, row, window_in_rows, words_readable};
 use super::{clamp32, job};
-use crate::device::dot::{mad_lo, mma_m8n8k16, pack_sat_u8, prmt, shfl_down};
+use crate::device::dot::{mad_lo, mma_m8n8k16, pack_sat_u8, prmt, shfl_down, vote_all};
 use crate::device::shared;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
 use crate::device::vector::load_global_u32;
 use cuimg_abi::resize::{
-    PILLOW_MMA_PAD, PILLOW_MMA_STEPS, PILLOW_MMA_TILE_ROWS, ResizePillowTiled, ResizePillowTiledTensor,
+    PILLOW_MMA_PAD, PILLOW_MMA_STEPS, PILLOW_MMA_TILE_ROWS, Plane, ResizePillowTiled, ResizePillowTiledTensor,
     SEPARABLE_THREADS, SEPARABLE_TILE_W,
 };
 
@@ -42,6 +42,7 @@ const WARPS: u32 = SEPARABLE_THREADS / 32;
 const _: () = assert!(PILLOW_MMA_TILE_ROWS <= 8 * WARPS, "the vertical pass: a warp a group of 8 rows");
 /// The most steps of 16 inputs a window of 8 outputs takes.
 const STEPS: usize = PILLOW_MMA_STEPS as usize;
+const _: () = assert!(STEPS == 4, "the horizontal pass's loops: one for each count of steps");
 const HALF: i32 = 1 << 21;
 
 /// The A operands of a window from input `base` on for the warp's 8 outputs, of the lane's
@@ -83,7 +84,7 @@ const RAW: usize = 4 + 1;
 #[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
 #[inline(always)]
 unsafe fn words<const C: usize>(p: *const u8) -> ([u32; RAW], u32) {
-    let at = (p as u64 & !3) as usize as *const u32;
+    let (at, shift) = aligned(p);
     let mut w = [0u32; RAW];
     for i in 0..RAW {
         if i <= C {
@@ -91,7 +92,13 @@ unsafe fn words<const C: usize>(p: *const u8) -> ([u32; RAW], u32) {
             w[i] = unsafe { load_global_u32(at.add(i)) };
         }
     }
-    (w, (p as u64 & 3) as u32 * 8)
+    (w, shift)
+}
+
+/// The aligned word holding `p`'s byte, and the shift that brings that byte to the front.
+#[inline(always)]
+fn aligned(p: *const u8) -> (*const u32, u32) {
+    ((p as u64 & !3) as usize as *const u32, (p as u64 & 3) as u32 * 8)
 }
 
 /// The `4 * C` bytes of the 4 pixels from column `col` of `line`, each pixel clamped into
@@ -143,6 +150,215 @@ fn steps(base: i32, end: i32) -> u32 {
     (((end - base).max(0) as u32).div_ceil(16)).min(STEPS as u32)
 }
 
+/// Where a warp's horizontal pass runs: row groups `first`, `first + per`, ... of the tile's
+/// `span` source rows from `r0`; row `2q` of its column `g` at byte `at` of channel 0's
+/// columns (`rs` bytes a column).
+#[derive(Clone, Copy)]
+struct RowGroups {
+    r0: i32,
+    span: i32,
+    first: u32,
+    per: u32,
+    at: u32,
+    rs: u32,
+}
+
+/// The first pass, across, of a warp's 8 columns over windows of `N` steps: for each of
+/// its row groups, the lane's 4 pixels of each step from pixel `pc` of row `g` of the group
+/// on (`pc + 16 * s` for step `s`), by the operands `a`, into the tile's bytes.
+///
+/// # Safety
+/// `src` is a job's readable plane of `C` bytes a pixel; `bytes` the tile's shared memory,
+/// of `C * W` columns of `rows.rs` bytes, `rows.span` at most `rows.rs`.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn horizontal<const C: usize, const N: usize>(
+    src: &Plane,
+    a: &[[u32; 3]; STEPS],
+    pc: i32,
+    g: u32,
+    packed: bool,
+    rows: RowGroups,
+    bytes: *mut u8,
+) {
+    let data = src.data as usize as *const u8;
+    // Whether every step reads its pixels as words: where they lie in the row and their
+    // window in every row (the same for every row of a packed image; the steps' pixels
+    // increase, so the first and the last tell). Else each step on its own, as a byte a
+    // load, clamped into the row, where its words would not lie in it (taps past the row
+    // are weighted 0: any byte in it will do).
+    let last = pc + 16 * (N as i32 - 1);
+    let in_row = |p: i32| p >= 0 && p as u32 + 4 <= src.width && window_in_rows(p as u64 * C as u64, 4 * C, src.pitch);
+    let all = packed && pc >= 0 && in_row(last);
+    let mut fast = 0u32;
+    for s in 0..N {
+        if packed && in_row(pc + 16 * s as i32) {
+            fast |= 1 << s;
+        }
+    }
+    let mut rg = rows.first;
+    // Every lane's steps as words, from one address at constant offsets: a loop of its own,
+    // free of the others' clamped columns (else recomputed in each row group). The vote
+    // keeps the warp converged for the products.
+    if vote_all(all) {
+        while (8 * rg as i32) < rows.span {
+            // SAFETY: a row of the source (clamped into it).
+            let line = unsafe { row(data, rows.r0 + 8 * rg as i32 + g as i32, src) };
+            // SAFETY: every step's window lies in the row (`all`).
+            let (at, sh) = aligned(unsafe { line.add(pc as usize * C) });
+            let mut raw = [[0u32; RAW]; N];
+            for s in 0..N {
+                for i in 0..C + 1 {
+                    // SAFETY: word `i` of step `s`'s window: 16 pixels, `4 * C` words, on.
+                    raw[s][i] = unsafe { load_global_u32(at.add(4 * C * s + i)) };
+                }
+            }
+            // SAFETY: the caller's tile.
+            unsafe { products::<C, N>(a, &raw, &[sh; N], rows, rg, bytes) };
+            rg += rows.per;
+        }
+    } else {
+        while (8 * rg as i32) < rows.span {
+            // SAFETY: a row of the source (clamped into it).
+            let line = unsafe { row(data, rows.r0 + 8 * rg as i32 + g as i32, src) };
+            let mut raw = [[0u32; RAW]; N];
+            let mut shift = [0u32; N];
+            for s in 0..N {
+                let p = pc + 16 * s as i32;
+                if fast >> s & 1 != 0 {
+                    // SAFETY: the window's words lie in the row (`fast`).
+                    (raw[s], shift[s]) = unsafe { words::<C>(line.add(p as usize * C)) };
+                } else {
+                    // SAFETY: a row of at least one pixel; each pixel clamped.
+                    raw[s] = unsafe { gather_bytes::<C>(line, p, src.width) };
+                }
+            }
+            // SAFETY: the caller's tile.
+            unsafe { products::<C, N>(a, &raw, &shift, rows, rg, bytes) };
+            rg += rows.per;
+        }
+    }
+}
+
+/// The products of a row group's words `raw` (each step's shifted by `shift`) by the
+/// operands `a`, into the tile's bytes. Every step's words are loaded first: loads made
+/// just before their use made each step wait on its own (session 16, call 2: three waits a
+/// row group).
+///
+/// # Safety
+/// [`horizontal`]'s tile, `rg` one of its row groups.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn products<const C: usize, const N: usize>(
+    a: &[[u32; 3]; STEPS],
+    raw: &[[u32; RAW]; N],
+    shift: &[u32; N],
+    rows: RowGroups,
+    rg: u32,
+    bytes: *mut u8,
+) {
+    let mut sums = [[[HALF; 2], [0; 2], [0; 2]]; C];
+    for s in 0..N {
+        let mut x = [0u32; C];
+        for i in 0..C {
+            // (A 64-bit shift of two words: one `shf`.)
+            x[i] = ((raw[s][i] as u64 | (raw[s][i + 1] as u64) << 32) >> shift[s]) as u32;
+        }
+        let px = split::<C>(x);
+        for c in 0..C {
+            step(&mut sums[c], &a[s], px[c]);
+        }
+    }
+    // Rows 2q and 2q + 1 of the 8 of column g: side by side, one store.
+    for c in 0..C {
+        let at = c as u32 * W * rows.rs + rows.at + 8 * rg;
+        // SAFETY: the row r = 8 rg + 2q: r + 1 < round_up(span, 8) <= rs (`rs` a multiple of
+        // 16, span at most `rs`), the column 8m + g < W: inside the tile's bytes; `at` even.
+        unsafe { *(bytes.add(at as usize) as *mut u16) = pair(&sums[c], 0) as u16 };
+    }
+}
+
+/// Where a warp's vertical pass runs: column groups `first`, `first + per`, ... below
+/// `groups` of the tile from output column `x0` (of `dw`), into output rows `yb` on (row
+/// `yb + g` the lane's), at most to `ylast`; `rs` bytes a column in the tile.
+#[derive(Clone, Copy)]
+struct ColGroups {
+    first: u32,
+    per: u32,
+    groups: u32,
+    x0: u32,
+    dw: u32,
+    yb: u32,
+    ylast: u32,
+    rs: u32,
+}
+
+/// The second pass, down, of a warp's 8 output rows over windows of `N` steps: for each of
+/// its column groups, the lane's 4 rows of each step from byte `base + 4 * q` of its column
+/// in the tile (and `16 * s` on for step `s`), by the operands `a`, into the output.
+///
+/// # Safety
+/// `bytes` the tile's shared memory, of `C * W` columns of `cols.rs` bytes and
+/// `PILLOW_MMA_PAD` more, `base` a multiple of 4 and `base + 16 * N <= cols.rs +
+/// PILLOW_MMA_PAD`; `dst` the
+/// output `sink` writes, of `cols.dw` columns and row `cols.ylast`.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)] // indexed loops unroll
+#[inline(always)]
+unsafe fn vertical<const C: usize, S: Sink, const N: usize>(
+    a: &[[u32; 3]; STEPS],
+    base: u32,
+    (g, q): (u32, u32),
+    cols: ColGroups,
+    bytes: *const u8,
+    sink: S,
+    dst: Plane,
+    aligned: bool,
+) {
+    let at = base + 4 * q;
+    let y = cols.yb + g;
+    let mut m = cols.first;
+    while m < cols.groups {
+        let mut sums = [[[HALF; 2], [0; 2], [0; 2]]; C];
+        for s in 0..N {
+            for c in 0..C {
+                let k = (c as u32 * W + 8 * m + g) * cols.rs + at;
+                // SAFETY: the column's bytes from `at` to the window's end, which the
+                // caller's bound keeps inside the tile and its padding; a multiple of 4
+                // (`rs`, `at` and the step are).
+                let b = unsafe { *(bytes.add(k as usize + 16 * s) as *const u32) };
+                step(&mut sums[c], &a[s], b);
+            }
+        }
+        // Pixels 2q and 2q + 1 of the 8 columns in row `yb + g`; each even lane takes its
+        // odd neighbour's too: four pixels side by side, their bytes in order (`words`, as
+        // `store4` takes them). For RGB, `u` holds the pair's red and green (R0 R1 G0 G1),
+        // `b` its blue.
+        let (u, b) = match C {
+            3 => (pair(&sums[0], pair(&sums[1 % C], 0)), pair(&sums[2 % C], 0)),
+            _ => (pair(&sums[0], 0), 0),
+        };
+        let (nu, nb) = (shfl_down(u, 1), if C == 3 { shfl_down(b, 1) } else { 0 });
+        let xs = cols.x0 + 8 * m + 2 * q;
+        if q.is_multiple_of(2) && y <= cols.ylast && xs < cols.dw {
+            let mut words = [0u32; C];
+            if C == 3 {
+                // v = B0 B1 B2 B3; then R0 G0 B0 R1, G1 B1 R2 G2, B2 R3 G3 B3.
+                let v = prmt(b, nb, 0x5410);
+                words[0] = prmt(u, v, 0x1420);
+                words[1 % C] = prmt(prmt(u, v, 0x0053), nu, 0x6410);
+                words[2 % C] = prmt(v, nu, 0x3752);
+            } else {
+                words[0] = prmt(u, nu, 0x5410);
+            }
+            let n = 4.min(cols.dw - xs);
+            // SAFETY: pixels xs .. xs + n of row y are in the output; `aligned` checked its
+            // data and pitch.
+            unsafe { sink.store4::<C>(dst, xs as u64, y as u64, n as u64, &words, aligned) };
+        }
+        m += cols.per;
+    }
+}
+
 /// Pillow's two passes of one tile after another (see the module's description and
 /// `ResizePillowTiled`).
 ///
@@ -165,14 +381,11 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
     let (dw, dh) = (j.dst.width, j.dst.height);
     let rows = p.tile_rows.clamp(1, PILLOW_MMA_TILE_ROWS);
     let rs = ((p.tile_words * 4).saturating_sub(PILLOW_MMA_PAD) / (C as u32 * W)) & !15;
-    // The most bytes a window reads from a column's start: its rows and the padding.
-    let last = (C as u32 * W - 1) * rs + rs + PILLOW_MMA_PAD - 4;
     let bytes = shared::dynamic::<u8>();
     let t = thread_idx_x();
     let (warp, lane) = (t / 32, t % 32);
     let (g, q) = (lane / 4, lane % 4);
     let aligned = (j.dst.data | j.dst.pitch) % 4 == 0;
-    let src = j.src.data as usize as *const u8;
     let packed = words_readable::<C>(&j.src, Bytes::YUV);
     let mut ty = block_idx_y();
     // `ty < dh.div_ceil(rows)` without the division (as `pillow_tiled`).
@@ -206,67 +419,20 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                 let n = steps(base, fl + xt);
                 // SAFETY: column `col`'s weights.
                 let a = unsafe { operands(weights.add((j.xw + col * xt as u32) as usize), fc, xt, base, q, n) };
-                // Which of the lane's steps read their pixels as words: where they lie in the
-                // row and their window in every row (the same for every row of a packed
-                // image); the others a byte a load, clamped into the row (taps past the row
-                // are weighted 0: any byte in it will do).
-                let mut fast = 0u32;
-                for s in 0..STEPS {
-                    let pc = base + 16 * s as i32 + 4 * q as i32;
-                    if packed
-                        && pc >= 0
-                        && pc as u32 + 4 <= j.src.width
-                        && window_in_rows(pc as u64 * C as u64, 4 * C, j.src.pitch)
-                    {
-                        fast |= 1 << s;
+                let rows = RowGroups { r0, span, first: warp / groups, per, at: (8 * m + g) * rs + 2 * q, rs };
+                // One loop for each count of steps: the loads of a lane's steps then come
+                // from one address at constant offsets (with the count a variable, each
+                // step had its own address, branches and zeroing: 190 instructions a row
+                // group of 3 steps, 110 now; session 18, calls 1 and 3: the batch's Pillow
+                // filters 15 to 19% faster queued on an H200).
+                // SAFETY: the tile's bytes and the job's source (the caller's contract).
+                unsafe {
+                    match n {
+                        0 | 1 => horizontal::<C, 1>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
+                        2 => horizontal::<C, 2>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
+                        3 => horizontal::<C, 3>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
+                        _ => horizontal::<C, 4>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
                     }
-                }
-                let mut rg = warp / groups;
-                while (8 * rg as i32) < span {
-                    // SAFETY: a row of the source (clamped into it).
-                    let line = unsafe { row(src, r0 + 8 * rg as i32 + g as i32, &j.src) };
-                    // Every step's words first, then the products: loads made just before
-                    // their use made each step wait on its own (call 2: three waits a row
-                    // group, the kernel no faster than the dot products').
-                    let mut raw = [[0u32; RAW]; STEPS];
-                    let mut shift = [0u32; STEPS];
-                    for s in 0..STEPS {
-                        if (s as u32) < n {
-                            let pc = base + 16 * s as i32 + 4 * q as i32;
-                            if fast >> s & 1 != 0 {
-                                // SAFETY: the window's words lie in the row (`fast`).
-                                (raw[s], shift[s]) = unsafe { words::<C>(line.add(pc as usize * C)) };
-                            } else {
-                                // SAFETY: a row of at least one pixel; each pixel clamped.
-                                raw[s] = unsafe { gather_bytes::<C>(line, pc, j.src.width) };
-                                shift[s] = 0;
-                            }
-                        }
-                    }
-                    let mut sums = [[[HALF; 2], [0; 2], [0; 2]]; C];
-                    for s in 0..STEPS {
-                        if (s as u32) < n {
-                            let mut x = [0u32; C];
-                            for i in 0..C {
-                                // (A 64-bit shift of two words: one `shf`.)
-                                x[i] = ((raw[s][i] as u64 | (raw[s][i + 1] as u64) << 32) >> shift[s]) as u32;
-                            }
-                            let px = split::<C>(x);
-                            for c in 0..C {
-                                step(&mut sums[c], &a[s], px[c]);
-                            }
-                        }
-                    }
-                    // Rows 2q and 2q + 1 of the 8 of column g: side by side, one store.
-                    let r = 8 * rg + 2 * q;
-                    for c in 0..C {
-                        let at = (c as u32 * W + 8 * m + g) * rs + r;
-                        let v = pair(&sums[c], 0);
-                        // SAFETY: r + 1 < round_up(span, 8) <= rs (`rs` a multiple of 16, span
-                        // at most `rs`), 8m + g < W: inside the tile's bytes; `at` even.
-                        unsafe { *(bytes.add(at as usize) as *mut u16) = v as u16 };
-                    }
-                    rg += per;
                 }
             }
             sync_threads();
@@ -286,50 +452,24 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                     (*ints.add((j.y + yb) as usize), *ints.add((j.y + ylast) as usize), *ints.add((j.y + y) as usize))
                 };
                 let base = (fb - r0) & !3;
-                let n = steps(base, fl - r0 + yt);
+                // The steps the window needs, no more than the tile's bytes hold from
+                // `base` on in a column (its rows and the padding): then every read is
+                // inside the tile with no bound of its own.
+                let n = steps(base, fl - r0 + yt).min((rs + PILLOW_MMA_PAD).saturating_sub(base as u32) / 16);
                 // SAFETY: row `y`'s weights.
                 let a = unsafe { operands(weights.add((j.yw + y * yt as u32) as usize), fy - r0, yt, base, q, n) };
-                let mut m = warp / row_groups;
-                while m < groups {
-                    let mut sums = [[[HALF; 2], [0; 2], [0; 2]]; C];
-                    for s in 0..STEPS {
-                        if (s as u32) < n {
-                            for c in 0..C {
-                                let at = (c as u32 * W + 8 * m + g) * rs + (base as u32 + 16 * s as u32 + 4 * q);
-                                // SAFETY: at most `last`, so inside the tile's bytes and their
-                                // padding; a multiple of 4 (`rs`, `base` and the step are).
-                                let b = unsafe { *(bytes.add(at.min(last) as usize) as *const u32) };
-                                step(&mut sums[c], &a[s], b);
-                            }
-                        }
+                let cols = ColGroups { first: warp / row_groups, per: per_rows, groups, x0, dw, yb, ylast, rs };
+                // As the horizontal pass, one loop a count of steps: each step's word at a
+                // constant offset from the lane's first in each channel.
+                // SAFETY: the tile's bytes (`n` bounded above), the job's output.
+                unsafe {
+                    match n {
+                        0 => vertical::<C, S, 0>(&a, base as u32, (g, q), cols, bytes, sink, j.dst, aligned),
+                        1 => vertical::<C, S, 1>(&a, base as u32, (g, q), cols, bytes, sink, j.dst, aligned),
+                        2 => vertical::<C, S, 2>(&a, base as u32, (g, q), cols, bytes, sink, j.dst, aligned),
+                        3 => vertical::<C, S, 3>(&a, base as u32, (g, q), cols, bytes, sink, j.dst, aligned),
+                        _ => vertical::<C, S, 4>(&a, base as u32, (g, q), cols, bytes, sink, j.dst, aligned),
                     }
-                    // Pixels 2q and 2q + 1 of the 8 columns in row `yb + g`; each even lane
-                    // takes its odd neighbour's too: four pixels side by side, their bytes
-                    // in order (`words`, as `store4` takes them). For RGB, `u` holds the
-                    // pair's red and green (R0 R1 G0 G1), `b` its blue.
-                    let (u, b) = match C {
-                        3 => (pair(&sums[0], pair(&sums[1 % C], 0)), pair(&sums[2 % C], 0)),
-                        _ => (pair(&sums[0], 0), 0),
-                    };
-                    let (nu, nb) = (shfl_down(u, 1), if C == 3 { shfl_down(b, 1) } else { 0 });
-                    let xs = x0 + 8 * m + 2 * q;
-                    if q % 2 == 0 && yb + g <= ylast && xs < dw {
-                        let mut words = [0u32; C];
-                        if C == 3 {
-                            // v = B0 B1 B2 B3; then R0 G0 B0 R1, G1 B1 R2 G2, B2 R3 G3 B3.
-                            let v = prmt(b, nb, 0x5410);
-                            words[0] = prmt(u, v, 0x1420);
-                            words[1 % C] = prmt(prmt(u, v, 0x0053), nu, 0x6410);
-                            words[2 % C] = prmt(v, nu, 0x3752);
-                        } else {
-                            words[0] = prmt(u, nu, 0x5410);
-                        }
-                        let n = 4.min(dw - xs);
-                        // SAFETY: pixels xs .. xs + n of row yb + g are in the output;
-                        // `aligned` checked its data and pitch.
-                        unsafe { sink.store4::<C>(j.dst, xs as u64, (yb + g) as u64, n as u64, &words, aligned) };
-                    }
-                    m += per_rows;
                 }
             }
             // The next tile's bytes overwrite these.

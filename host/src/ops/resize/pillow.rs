@@ -69,31 +69,32 @@ pub fn pillow_mma(always: Option<bool>) {
     MMA.store(v, Ordering::Relaxed);
 }
 
-/// Whether a plan of a horizontal pass then a vertical one, of `channels` 1 or 3, into
-/// images (`image`) or a tensor, is one the `_mma` kernels were measured faster for, each
-/// on one H100 against the kernels before in the same run (docs/BENCHMARKS.md): downscales
-/// on both sides, and
-/// - RGB8 images from 7 horizontal taps (session 17's call 6, the kernels of `ce692c0`: the
-///   batch of 256 to 224x224, bilinear, 7 to 9 taps, 5 and 6% faster queued (letterboxed
-///   9% faster and 9% slower); 8K->4K bicubic, 9 taps, 9%; 4K->1080p bicubic, 9 taps, 2
-///   and 5% slower, the one loss; the batch's bicubic and Lanczos took them already:
-///   sessions 16 and 17, 8 to 24% faster). Not below: RGB8 at 5 taps 24% slower (8K->4K bilinear), 56% at
-///   4K->1080p;
-/// - RGB8 into tensors from 10 taps (the batch's bicubic into f16, 11 to 15 taps, 7 and 8%
-///   faster; its bilinear 1% slower and 6% faster, so not below);
-/// - Gray8 from 13 (8K->4K Lanczos 8 and 7% faster in session 16; bicubic, 9 taps, 9%
-///   faster at 8K->4K but 16% slower at 4K->1080p).
+/// Whether a plan of a horizontal pass then a vertical one, of `channels` 1 or 3, is one
+/// the `_mma` kernels were measured faster for, into images and tensors alike: each row's
+/// `--all-mma` against `--no-mma` on one H200 in session 18's call 5 (median of three
+/// rounds; the kernels of both passes in one loop a count of steps, 4 blocks an SM;
+/// docs/BENCHMARKS.md):
+/// - Gray8 downscales and upscales, every filter (8K->4K box, 3 taps, 0.85 of the others'
+///   time, bilinear 0.77, bicubic 0.69, Lanczos 0.59; 4K->1080p 0.88, 0.78, 0.71, 0.62;
+///   1080p x2 0.91, 0.90, 0.79, 0.80);
+/// - RGB8 downscales from 7 horizontal taps (the batch of 256 to 224x224: bilinear, 7 to 9
+///   taps, 0.69 into images, 0.79 into f16 tensors, bicubic 0.64, Lanczos 0.55; 8K->4K and
+///   4K->1080p bicubic, 9 taps, 0.76 and 0.68); not below (5 taps: bilinear 0.97 and 1.00;
+///   box, 3 taps, 1.23 and 1.41);
+/// - RGB8 upscales from 5 taps (1080p x2: bicubic 0.93, Lanczos 0.81; 3 taps: box 1.17,
+///   bilinear 1.14).
 ///
-/// Every upscale is slower (x2: 14 to 44% for RGB8), where a product of 16 taps a step
-/// outweighs the few each output sums.
-fn mma_pays(passes: &[PilPass], channels: usize, image: bool) -> bool {
+/// Plans that shrink one side and grow the other were not measured and keep the others.
+fn mma_pays(passes: &[PilPass], channels: usize) -> bool {
     let (h, v) = (&passes[0], &passes[1]);
-    let taps = match (channels, image) {
-        (1, _) => 13,
-        (_, true) => 7,
-        (_, false) => 10,
-    };
-    h.input > h.out.0 && v.input > v.out.1 && h.taps.taps >= taps
+    let down = h.input > h.out.0 && v.input > v.out.1;
+    let up = h.input < h.out.0 && v.input < v.out.1;
+    match (channels, down, up) {
+        (1, _, _) => down || up,
+        (_, true, _) => h.taps.taps >= 7,
+        (_, _, true) => h.taps.taps >= 5,
+        _ => false,
+    }
 }
 
 /// For tests: how many launches of the `_mma` kernels this process has made. Not part of
@@ -298,7 +299,7 @@ impl Stream {
                 && works.iter().all(|w| match w.plan.as_ref() {
                     Plan::Pillow { passes, .. } => {
                         passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
-                            && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS, matches!(sink, Sink::Image)))
+                            && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS))
                     }
                     _ => false,
                 });
