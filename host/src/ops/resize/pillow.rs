@@ -274,11 +274,6 @@ impl Stream {
         };
         self.with_resident(&plans, block, |arena, placed| {
             let tiled: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
-            let Some(shape @ Shape::Tiles { rows, words }) =
-                tile_shape(&tiled, P::CHANNELS, 1, SEPARABLE_TILE_ROWS, self.sms())
-            else {
-                return Ok(false);
-            };
             // The `_planes` kernels (Gray8 and RGB8 images), where every plan has the form
             // and enough taps, and its vectors lie at 16-byte boundaries.
             let planes = PLANES.load(Ordering::Relaxed)
@@ -304,15 +299,24 @@ impl Stream {
                     _ => false,
                 });
             // Their own tiles, up to `PILLOW_MMA_TILE_ROWS` rows, where they fit; else the
-            // others'.
-            let mma_shape = match mma_fits {
+            // others' (chosen only then: each choice takes every job's spans again, about
+            // 3 us a batch of 256), for them or for the other kernels. No tile of the
+            // others' (none of up to 32 rows fits) is none of theirs either.
+            let own = match mma_fits {
                 true => match tile_shape(&tiled, P::CHANNELS, 1, PILLOW_MMA_TILE_ROWS, self.sms()) {
                     Some(Shape::Tiles { rows, words }) => mma_tiles(rows, words, P::CHANNELS as u32),
                     _ => None,
-                }
-                .or_else(|| mma_tiles(rows, words, P::CHANNELS as u32)),
+                },
                 false => None,
             };
+            let others = match own {
+                Some(_) => None,
+                None => tile_shape(&tiled, P::CHANNELS, 1, SEPARABLE_TILE_ROWS, self.sms()),
+            };
+            let Some(shape @ Shape::Tiles { rows, words }) = own.or(others) else {
+                return Ok(false);
+            };
+            let mma_shape = own.or_else(|| mma_fits.then(|| mma_tiles(rows, words, P::CHANNELS as u32)).flatten());
             let mma = mma_shape.is_some();
             let planes = planes && !mma;
             MMA_LAUNCHES.fetch_add(u64::from(mma), Ordering::Relaxed);
