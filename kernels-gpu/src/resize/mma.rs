@@ -201,21 +201,16 @@ unsafe fn horizontal<const C: usize, const N: usize>(
     // free of the others' clamped columns (else recomputed in each row group). The vote
     // keeps the warp converged for the products.
     if vote_all(all) {
-        while (8 * rg as i32) < rows.span {
-            // SAFETY: a row of the source (clamped into it).
-            let line = unsafe { row(data, rows.r0 + 8 * rg as i32 + g as i32, src) };
-            // SAFETY: every step's window lies in the row (`all`).
-            let (at, sh) = aligned(unsafe { line.add(pc as usize * C) });
-            let mut raw = [[0u32; RAW]; N];
-            for s in 0..N {
-                for i in 0..C + 1 {
-                    // SAFETY: word `i` of step `s`'s window: 16 pixels, `4 * C` words, on.
-                    raw[s][i] = unsafe { load_global_u32(at.add(4 * C * s + i)) };
-                }
+        // Rows at 4-byte boundaries (a packed image whose pitch is a multiple of 4: RGB8 of a
+        // width a multiple of 4, as most photos and video frames are): a lane's `4 * C`
+        // bytes a step are its `C` words, unshifted (`pc` is a multiple of 4); else `C + 1`
+        // words shifted by the row's misalignment. The same for every lane of the job.
+        // SAFETY: every lane's every step's window lies in its row (`all`, by the vote).
+        unsafe {
+            match src.data.is_multiple_of(4) && src.pitch.is_multiple_of(4) {
+                true => word_rows::<C, N, true>(src, a, pc, g, rows, bytes),
+                false => word_rows::<C, N, false>(src, a, pc, g, rows, bytes),
             }
-            // SAFETY: the caller's tile.
-            unsafe { products::<C, N>(a, &raw, &[sh; N], rows, rg, bytes) };
-            rg += rows.per;
         }
     } else {
         while (8 * rg as i32) < rows.span {
@@ -237,6 +232,45 @@ unsafe fn horizontal<const C: usize, const N: usize>(
             unsafe { products::<C, N>(a, &raw, &shift, rows, rg, bytes) };
             rg += rows.per;
         }
+    }
+}
+
+/// [`horizontal`]'s row groups where every lane's every step reads its pixels as words,
+/// from one address at constant offsets; with `ALIGNED` (every row at a 4-byte boundary)
+/// `C` words a step and no shift, else `C + 1` shifted.
+///
+/// # Safety
+/// [`horizontal`]'s, and every step's window of every lane lies in its row (its `C + 1`
+/// words from the aligned word of its first byte); with `ALIGNED`, the plane's data and
+/// pitch are multiples of 4 and `pc * C` is.
+#[allow(clippy::needless_range_loop)] // indexed loops unroll; iterators over arrays do not
+#[inline(always)]
+unsafe fn word_rows<const C: usize, const N: usize, const ALIGNED: bool>(
+    src: &Plane,
+    a: &[[u32; 3]; STEPS],
+    pc: i32,
+    g: u32,
+    rows: RowGroups,
+    bytes: *mut u8,
+) {
+    let data = src.data as usize as *const u8;
+    let mut rg = rows.first;
+    while (8 * rg as i32) < rows.span {
+        // SAFETY: a row of the source (clamped into it).
+        let line = unsafe { row(data, rows.r0 + 8 * rg as i32 + g as i32, src) };
+        // SAFETY: every step's window lies in the row (the caller's).
+        let (at, sh) = aligned(unsafe { line.add(pc as usize * C) });
+        let mut raw = [[0u32; RAW]; N];
+        for s in 0..N {
+            for i in 0..C + usize::from(!ALIGNED) {
+                // SAFETY: word `i` of step `s`'s window: 16 pixels, `4 * C` words, on.
+                raw[s][i] = unsafe { load_global_u32(at.add(4 * C * s + i)) };
+            }
+        }
+        let shift = if ALIGNED { [0; N] } else { [sh; N] };
+        // SAFETY: the caller's tile.
+        unsafe { products::<C, N>(a, &raw, &shift, rows, rg, bytes) };
+        rg += rows.per;
     }
 }
 
