@@ -196,7 +196,6 @@ unsafe fn horizontal<const C: usize, const N: usize>(
             fast |= 1 << s;
         }
     }
-    let mut rg = rows.first;
     // Every lane's steps as words, from one address at constant offsets: a loop of its own,
     // free of the others' clamped columns (else recomputed in each row group). The vote
     // keeps the warp converged for the products.
@@ -213,6 +212,7 @@ unsafe fn horizontal<const C: usize, const N: usize>(
             }
         }
     } else {
+        let mut rg = rows.first;
         while (8 * rg as i32) < rows.span {
             // SAFETY: a row of the source (clamped into it).
             let line = unsafe { row(data, rows.r0 + 8 * rg as i32 + g as i32, src) };
