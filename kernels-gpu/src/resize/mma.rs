@@ -182,20 +182,17 @@ unsafe fn horizontal<const C: usize, const N: usize>(
     bytes: *mut u8,
 ) {
     let data = src.data as usize as *const u8;
-    // Whether every step reads its pixels as words: where they lie in the row and their
-    // window in every row (the same for every row of a packed image; the steps' pixels
-    // increase, so the first and the last tell). Else each step on its own, as a byte a
-    // load, clamped into the row, where its words would not lie in it (taps past the row
-    // are weighted 0: any byte in it will do).
-    let last = pc + 16 * (N as i32 - 1);
+    // Which steps read their pixels as words: where they lie in the row and their window in
+    // every row (the same for every row of a packed image). The others a byte a load,
+    // clamped into the row (taps past the row are weighted 0: any byte in it will do).
     let in_row = |p: i32| p >= 0 && p as u32 + 4 <= src.width && window_in_rows(p as u64 * C as u64, 4 * C, src.pitch);
-    let all = packed && pc >= 0 && in_row(last);
     let mut fast = 0u32;
     for s in 0..N {
         if packed && in_row(pc + 16 * s as i32) {
             fast |= 1 << s;
         }
     }
+    let all = fast == (1 << N) - 1;
     // Every lane's steps as words, from one address at constant offsets: a loop of its own,
     // free of the others' clamped columns (else recomputed in each row group). The vote
     // keeps the warp converged for the products.
@@ -334,8 +331,8 @@ struct ColGroups {
 /// # Safety
 /// `bytes` the tile's shared memory, of `C * W` columns of `cols.rs` bytes and
 /// `PILLOW_MMA_PAD` more, `base` a multiple of 4 and `base + 16 * N <= cols.rs +
-/// PILLOW_MMA_PAD`; `dst` the
-/// output `sink` writes, of `cols.dw` columns and row `cols.ylast`.
+/// PILLOW_MMA_PAD`; `dst` the output `sink` writes, of `cols.dw` columns and row
+/// `cols.ylast`.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)] // indexed loops unroll
 #[inline(always)]
 unsafe fn vertical<const C: usize, S: Sink, const N: usize>(
@@ -454,6 +451,8 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                 // SAFETY: column `col`'s weights.
                 let a = unsafe { operands(weights.add((j.xw + col * xt as u32) as usize), fc, xt, base, q, n) };
                 let rows = RowGroups { r0, span, first: warp / groups, per, at: (8 * m + g) * rs + 2 * q, rs };
+                // The lane's first pixel of the window.
+                let pc = base + 4 * q as i32;
                 // One loop for each count of steps: the loads of a lane's steps then come
                 // from one address at constant offsets (with the count a variable, each
                 // step had its own address, branches and zeroing: 190 instructions a row
@@ -462,10 +461,10 @@ unsafe fn pillow_mma<const C: usize, S: Sink>(p: ResizePillowTiled, sink: S) {
                 // SAFETY: the tile's bytes and the job's source (the caller's contract).
                 unsafe {
                     match n {
-                        0 | 1 => horizontal::<C, 1>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
-                        2 => horizontal::<C, 2>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
-                        3 => horizontal::<C, 3>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
-                        _ => horizontal::<C, 4>(&j.src, &a, base + 4 * q as i32, g, packed, rows, bytes),
+                        0 | 1 => horizontal::<C, 1>(&j.src, &a, pc, g, packed, rows, bytes),
+                        2 => horizontal::<C, 2>(&j.src, &a, pc, g, packed, rows, bytes),
+                        3 => horizontal::<C, 3>(&j.src, &a, pc, g, packed, rows, bytes),
+                        _ => horizontal::<C, 4>(&j.src, &a, pc, g, packed, rows, bytes),
                     }
                 }
             }
