@@ -8,7 +8,7 @@ use cuimg_abi::resize::Plane;
 use super::launch::{Frame, Work};
 use super::plan::Plan;
 use super::{Filter, ResizeLayout, SourceBox, check_sizes, plan_cached, plans_cached};
-use crate::runtime::knobs::host_span;
+use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
 use crate::error::{Error, Result};
 use crate::image::{Image, ImageView};
 use crate::ops::border::Padding;
@@ -283,7 +283,7 @@ impl Stream {
         filter: Filter,
         boxes: &[Option<SourceBox>],
     ) -> Result<()> {
-        self.resize_batch_into(src, dst, filter, boxes, &[])
+        host_span("batch: call", || self.resize_batch_into(src, dst, filter, boxes, &[]))
     }
 
     /// Every image of a batch laid out in its image in `dst` as its layout says (see
@@ -324,6 +324,7 @@ impl Stream {
         // Per image: the crop OpenCV's filters read (a rectangle of the image), the size it
         // resizes into, and the plan (kept ones found under one lock, new ones made on all
         // cores: a Pillow plan of a photo takes tens of microseconds; a batch, 256).
+        let requests_start = host_span_start();
         let mut requests = Vec::with_capacity(src.len());
         let mut crops = Vec::with_capacity(src.len());
         for (i, (s, d)) in src.entries.iter().zip(&dst.entries).enumerate() {
@@ -335,6 +336,7 @@ impl Stream {
             requests.push(((w, h), inner, pillow_box));
             crops.push((crop, inner));
         }
+        host_span_end("batch: requests", requests_start);
         let planned: Vec<Planned> = host_span("batch: plans", || plans_cached::<P>(&requests, filter))?
             .into_iter()
             .zip(crops)
@@ -358,7 +360,7 @@ impl Stream {
                 Work { plan, src, dst, frame }
             })
             .collect());
-        self.resize_work::<P>(work)
+        host_span("batch: launches", || self.resize_work::<P>(work))
     }
 }
 

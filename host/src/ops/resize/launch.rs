@@ -182,14 +182,23 @@ impl Stream {
     /// Launches every job whose kind of plan a kernel of `sink` takes, grouped by kind;
     /// returns the others (for a tensor: all but the tiled plans; none for images).
     pub(super) fn resize_work_into<P: Pixel>(&self, work: Vec<Work>, sink: Sink) -> Result<Vec<Work>> {
+        let groups_start = host_span_start();
         let mut groups: Vec<(Key, Vec<Work>)> = Vec::new();
-        for w in work {
-            let k = key(w.plan.as_ref());
-            match groups.iter_mut().find(|(g, _)| *g == k) {
-                Some((_, v)) => v.push(w),
-                None => groups.push((k, vec![w])),
+        match work.first().map(|w| key(w.plan.as_ref())) {
+            // One kind (a batch of photos to one size): the jobs as they are, not moved one
+            // by one (256 of them took 6 to 9 us, session 19's call 2).
+            Some(k) if work.iter().all(|w| key(w.plan.as_ref()) == k) => groups.push((k, work)),
+            _ => {
+                for w in work {
+                    let k = key(w.plan.as_ref());
+                    match groups.iter_mut().find(|(g, _)| *g == k) {
+                        Some((_, v)) => v.push(w),
+                        None => groups.push((k, vec![w])),
+                    }
+                }
             }
         }
+        host_span_end("work: groups", groups_start);
         // The smallest group first: the GPU waits for the first launch's host work alone.
         // (The groups' outputs are disjoint: any order gives the same bytes.)
         if crate::runtime::knobs::kept_tables() {

@@ -25,6 +25,7 @@ use super::resident::Block;
 use super::tiles::{Shape, TileRows, tile_shape};
 use crate::error::Result;
 use crate::pixel::{Channels, Pixel};
+use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
 use crate::runtime::{DeviceBuffer, Stream};
 
 /// The horizontal taps from which Pillow's RGB8 and RGBA8 plans take the tiled kernels that
@@ -138,24 +139,63 @@ pub fn pillow_planes_launches() -> u64 {
     PLANES_LAUNCHES.load(Ordering::Relaxed)
 }
 
+/// A Pillow plan's passes, their directions in order: plans alike share launches. Bits, not
+/// a `Vec<bool>`, so that grouping a batch makes no allocation an image.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Passes {
+    count: usize,
+    /// Bit `i`: pass `i` is horizontal.
+    across: u32,
+}
+
+impl Passes {
+    /// A horizontal pass then a vertical one (the tiled launch's).
+    const ACROSS_THEN_DOWN: Passes = Passes { count: 2, across: 1 };
+
+    fn of(passes: &[PilPass]) -> Passes {
+        let across = passes.iter().enumerate().fold(0, |m, (i, p)| m | u32::from(p.horizontal) << i);
+        Passes { count: passes.len(), across }
+    }
+
+    fn len(self) -> usize {
+        self.count
+    }
+
+    /// Whether each pass is horizontal, in order.
+    fn iter(self) -> impl Iterator<Item = bool> {
+        (0..self.count).map(move |i| self.across >> i & 1 != 0)
+    }
+}
+
 impl Stream {
     /// Pillow's plans, pass by pass: all images' first passes in one launch, then their
     /// second, each into a device image of its own between passes. Into a tensor, only
     /// the tiled launch: the plans it does not take are returned.
     pub(super) fn resize_pillow<P: Pixel>(&self, group: Vec<Work>, sink: Sink) -> Result<Vec<Work>> {
         let mut left = Vec::new();
+        let shapes_start = host_span_start();
         // Images whose plans have the same passes (direction and count) share launches.
-        let mut shapes: Vec<(Vec<bool>, Vec<Work>)> = Vec::new();
-        for w in group {
-            let Plan::Pillow { passes, .. } = w.plan.as_ref() else { unreachable!("grouped by kind") };
-            let shape: Vec<bool> = passes.iter().map(|p| p.horizontal).collect();
-            match shapes.iter_mut().find(|(s, _)| *s == shape) {
-                Some((_, v)) => v.push(w),
-                None => shapes.push((shape, vec![w])),
+        let shape_of = |w: &Work| match w.plan.as_ref() {
+            Plan::Pillow { passes, .. } => Passes::of(passes),
+            _ => unreachable!("grouped by kind"),
+        };
+        let mut shapes: Vec<(Passes, Vec<Work>)> = Vec::new();
+        match group.first().map(shape_of) {
+            // One shape (as the resize of a batch to one size): the jobs as they are.
+            Some(one) if group.iter().all(|w| shape_of(w) == one) => shapes.push((one, group)),
+            _ => {
+                for w in group {
+                    let shape = shape_of(&w);
+                    match shapes.iter_mut().find(|(s, _)| *s == shape) {
+                        Some((_, v)) => v.push(w),
+                        None => shapes.push((shape, vec![w])),
+                    }
+                }
             }
         }
+        host_span_end("pillow: shapes", shapes_start);
         for (shape, works) in shapes {
-            if shape == [true, false] && self.resize_pillow_tiled::<P>(&works, sink)? {
+            if shape == Passes::ACROSS_THEN_DOWN && host_span("pillow: tiled", || self.resize_pillow_tiled::<P>(&works, sink))? {
                 continue;
             }
             if !matches!(sink, Sink::Image) {
@@ -164,7 +204,7 @@ impl Stream {
             }
             // The previous pass's outputs (this pass's inputs), one device image a job.
             let mut prev: Vec<DeviceBuffer<u8>> = Vec::new();
-            for (i, &horizontal) in shape.iter().enumerate() {
+            for (i, horizontal) in shape.iter().enumerate() {
                 let last = i + 1 == shape.len();
                 let pass_of = |w: &Work| match w.plan.as_ref() {
                     Plan::Pillow { passes, .. } => passes[i].clone(),
@@ -249,14 +289,23 @@ impl Stream {
     /// Pillow's plans of a horizontal pass then a vertical one, both in one tiled launch;
     /// `false` (nothing launched) where a tile's rows or a plan's taps do not fit it.
     fn resize_pillow_tiled<P: Pixel>(&self, works: &[Work], sink: Sink) -> Result<bool> {
-        let passes = |w: &'_ Work| match w.plan.as_ref() {
-            Plan::Pillow { passes, .. } => (passes[0].taps.taps, passes[1].taps.taps),
-            _ => unreachable!("grouped by kind"),
-        };
-        if works.iter().map(passes).any(|(h, v)| h > 0xFFFF || v > 0xFFFF) {
-            return Ok(false);
+        // What the launch asks of each plan, read in one pass over them (each pass over a
+        // batch's 256 plans, one heap block each, took 1 to 3 us).
+        let choice = MMA.load(Ordering::Relaxed);
+        let mut taps = Vec::with_capacity(works.len());
+        let (mut premultiply, mut mma_plans) = (false, true);
+        for w in works {
+            let Plan::Pillow { passes, premultiply: pre } = w.plan.as_ref() else { unreachable!("grouped by kind") };
+            let (h, v) = (passes[0].taps.taps, passes[1].taps.taps);
+            if h > 0xFFFF || v > 0xFFFF {
+                return Ok(false);
+            }
+            taps.push((h, v));
+            premultiply |= *pre;
+            // The `_mma` kernels: every window of 8 outputs within their steps.
+            mma_plans &= passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
+                && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS));
         }
-        let premultiply = works.iter().any(|w| matches!(*w.plan, Plan::Pillow { premultiply: true, .. }));
         let plans: Vec<&Arc<Plan>> = works.iter().map(|w| &w.plan).collect();
         let block = |plan: &Plan| match plan {
             Plan::Pillow { passes, .. } => {
@@ -273,31 +322,28 @@ impl Stream {
             _ => unreachable!("grouped by kind"),
         };
         self.with_resident(&plans, block, |arena, placed| {
+            let choice_start = host_span_start();
             let tiled: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
             // The `_planes` kernels (Gray8 and RGB8 images), where every plan has the form
-            // and enough taps, and its vectors lie at 16-byte boundaries.
-            let planes = PLANES.load(Ordering::Relaxed)
-                && matches!(P::LAYOUT, Channels::One | Channels::Three)
-                && !matches!(sink, Sink::YuvTensor(..))
-                && arena % 16 == 0
-                && works.iter().zip(placed).all(|(w, at)| {
-                    at.parts() == 7
-                        && passes(w).0 >= pillow_planes_taps(P::CHANNELS)
-                        && [5, 6].iter().all(|&i| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
-                });
+            // and enough taps, and its vectors lie at 16-byte boundaries (weighed only where
+            // the `_mma` kernels are not taken: a pass over every job).
+            let planes = || {
+                PLANES.load(Ordering::Relaxed)
+                    && matches!(P::LAYOUT, Channels::One | Channels::Three)
+                    && !matches!(sink, Sink::YuvTensor(..))
+                    && arena % 16 == 0
+                    && taps.iter().zip(placed).all(|(&(h, _), at)| {
+                        at.parts() == 7
+                            && h >= pillow_planes_taps(P::CHANNELS)
+                            && [5, 6].iter().all(|&i| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
+                    })
+            };
             // The `_mma` kernels (Gray8 and RGB8 images and tensors), where every plan's
             // windows of 8 outputs fit their steps and its tiles their shared memory.
-            let choice = MMA.load(Ordering::Relaxed);
             let mma_fits = choice != MMA_NEVER
                 && matches!(P::LAYOUT, Channels::One | Channels::Three)
                 && !matches!(sink, Sink::YuvTensor(..))
-                && works.iter().all(|w| match w.plan.as_ref() {
-                    Plan::Pillow { passes, .. } => {
-                        passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
-                            && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS))
-                    }
-                    _ => false,
-                });
+                && mma_plans;
             // Their own tiles, up to `PILLOW_MMA_TILE_ROWS` rows, where they fit; else the
             // others' (chosen only then: each choice takes every job's spans again, about
             // 3 us a batch of 256), for them or for the other kernels. No tile of the
@@ -318,12 +364,13 @@ impl Stream {
             };
             let mma_shape = own.or_else(|| mma_fits.then(|| mma_tiles(rows, words, P::CHANNELS as u32)).flatten());
             let mma = mma_shape.is_some();
-            let planes = planes && !mma;
+            let planes = !mma && planes();
             MMA_LAUNCHES.fetch_add(u64::from(mma), Ordering::Relaxed);
             PLANES_LAUNCHES.fetch_add(u64::from(planes), Ordering::Relaxed);
+            host_span_end("pillow: choice", choice_start);
+            let jobs_start = host_span_start();
             let mut jobs = Vec::with_capacity(works.len());
-            for (w, at) in works.iter().zip(placed) {
-                let (h, v) = passes(w);
+            for ((w, at), &(h, v)) in works.iter().zip(placed).zip(&taps) {
                 let (x, xw, yw) = match planes {
                     true => (at.at::<i32>(4)?, at.at::<u32>(5)?, at.at::<u32>(6)?),
                     false => (at.at::<i32>(0)?, at.at::<i32>(2)?, at.at::<i32>(3)?),
@@ -337,6 +384,7 @@ impl Stream {
                     ..w.job()
                 });
             }
+            host_span_end("pillow: jobs", jobs_start);
             let (shape, rows, tile_words) = match mma_shape {
                 Some(s @ Shape::Tiles { rows, words }) => (s, rows, words),
                 _ => (shape, rows, words),
@@ -353,7 +401,7 @@ impl Stream {
             let blob = Blob::default();
             // The kernels that read taps four at a time as words, where every plan has many
             // (see `PILLOW_WORDS_TAPS`).
-            let words = works.iter().all(|w| passes(w).0 >= PILLOW_WORDS_TAPS);
+            let words = taps.iter().all(|&(h, _)| h >= PILLOW_WORDS_TAPS);
             // SAFETY: each job's tables hold one first column and `extra & 0xFFFF` weights
             // per output column, one first source row and `extra >> 16` weights per output
             // row, at its offsets (with `planes`, a first column per output column, and each
