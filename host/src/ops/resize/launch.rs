@@ -98,6 +98,26 @@ impl Work {
     }
 }
 
+/// `items` grouped by `key`, the groups in the order their keys are first seen. Where every
+/// item has one key (a batch of photos to one size) the items stay as they are, not moved
+/// one by one (256 jobs took 6 to 9 us, session 19's call 2).
+pub(super) fn group_by<K: Copy + PartialEq, T>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<(K, Vec<T>)> {
+    match items.first().map(&key) {
+        Some(one) if items.iter().all(|i| key(i) == one) => vec![(one, items)],
+        _ => {
+            let mut groups: Vec<(K, Vec<T>)> = Vec::new();
+            for i in items {
+                let k = key(&i);
+                match groups.iter_mut().find(|(g, _)| *g == k) {
+                    Some((_, v)) => v.push(i),
+                    None => groups.push((k, vec![i])),
+                }
+            }
+            groups
+        }
+    }
+}
+
 /// Offsets as the jobs hold them.
 pub(super) fn offset(len: usize) -> Result<u32> {
     u32::try_from(len).map_err(|_| Error::TooLarge { what: "the resize tables".into(), size: len as u64, limit: u32::MAX as u64 })
@@ -183,21 +203,7 @@ impl Stream {
     /// returns the others (for a tensor: all but the tiled plans; none for images).
     pub(super) fn resize_work_into<P: Pixel>(&self, work: Vec<Work>, sink: Sink) -> Result<Vec<Work>> {
         let groups_start = host_span_start();
-        let mut groups: Vec<(Key, Vec<Work>)> = Vec::new();
-        match work.first().map(|w| key(w.plan.as_ref())) {
-            // One kind (a batch of photos to one size): the jobs as they are, not moved one
-            // by one (256 of them took 6 to 9 us, session 19's call 2).
-            Some(k) if work.iter().all(|w| key(w.plan.as_ref()) == k) => groups.push((k, work)),
-            _ => {
-                for w in work {
-                    let k = key(w.plan.as_ref());
-                    match groups.iter_mut().find(|(g, _)| *g == k) {
-                        Some((_, v)) => v.push(w),
-                        None => groups.push((k, vec![w])),
-                    }
-                }
-            }
-        }
+        let mut groups = group_by(work, |w| key(w.plan.as_ref()));
         host_span_end("work: groups", groups_start);
         // The smallest group first: the GPU waits for the first launch's host work alone.
         // (The groups' outputs are disjoint: any order gives the same bytes.)
@@ -396,7 +402,17 @@ impl Stream {
 mod tests {
     use cuimg_abi::tensor::{AFFINE_MEAN_STD, AFFINE_SCALE_OFFSET, Affine, DTYPE_BF16, DTYPE_F16, DTYPE_F32, TensorFormat};
 
-    use super::{TENSOR_TABLE_LEN, tensor_table};
+    use super::{TENSOR_TABLE_LEN, group_by, tensor_table};
+
+    /// Groups in the order their keys are first seen, each item in its order; one key, one
+    /// group of every item.
+    #[test]
+    fn groups_keep_first_seen_order() {
+        let mixed = group_by(vec![3, 10, 4, 11, 5], |&i| i >= 10);
+        assert_eq!(mixed, vec![(false, vec![3, 4, 5]), (true, vec![10, 11])]);
+        assert_eq!(group_by(vec![1, 2, 3], |_| 7), vec![(7, vec![1, 2, 3])]);
+        assert!(group_by(Vec::<u8>::new(), |_| 0).is_empty());
+    }
 
     /// Kept tables are each format's own: formats differing only in the element type, the
     /// affine's kind, or one channel's coefficient, more of them than are kept, asked for

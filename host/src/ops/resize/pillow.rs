@@ -18,7 +18,7 @@ use cuimg_abi::resize::{
     ResizePillowTiledYuv, ResizePillowTiledYuvTensor,
 };
 
-use super::launch::{Blob, Sink, Work, offset, tensor_out};
+use super::launch::{Blob, Sink, Work, group_by, offset, tensor_out};
 use super::pil;
 use super::plan::{PilPass, Plan};
 use super::resident::Block;
@@ -179,20 +179,7 @@ impl Stream {
             Plan::Pillow { passes, .. } => Passes::of(passes),
             _ => unreachable!("grouped by kind"),
         };
-        let mut shapes: Vec<(Passes, Vec<Work>)> = Vec::new();
-        match group.first().map(shape_of) {
-            // One shape (as the resize of a batch to one size): the jobs as they are.
-            Some(one) if group.iter().all(|w| shape_of(w) == one) => shapes.push((one, group)),
-            _ => {
-                for w in group {
-                    let shape = shape_of(&w);
-                    match shapes.iter_mut().find(|(s, _)| *s == shape) {
-                        Some((_, v)) => v.push(w),
-                        None => shapes.push((shape, vec![w])),
-                    }
-                }
-            }
-        }
+        let shapes = group_by(group, shape_of);
         host_span_end("pillow: shapes", shapes_start);
         for (shape, works) in shapes {
             if shape == Passes::ACROSS_THEN_DOWN && host_span("pillow: tiled", || self.resize_pillow_tiled::<P>(&works, sink))? {
@@ -303,7 +290,8 @@ impl Stream {
             taps.push((h, v));
             premultiply |= *pre;
             // The `_mma` kernels: every window of 8 outputs within their steps.
-            mma_plans &= passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
+            mma_plans = mma_plans
+                && passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
                 && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS));
         }
         let plans: Vec<&Arc<Plan>> = works.iter().map(|w| &w.plan).collect();
