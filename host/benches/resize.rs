@@ -58,6 +58,8 @@ struct Opts {
     dump: Option<PathBuf>,
     /// `--only PREFIX`: the filters whose names start with it (every row else).
     only: Option<String>,
+    batch_only: bool,
+    aligned_batch: bool,
 }
 
 impl Opts {
@@ -74,6 +76,8 @@ fn opts() -> Opts {
         images: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/photos"),
         dump: None,
         only: None,
+        batch_only: false,
+        aligned_batch: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -84,6 +88,11 @@ fn opts() -> Opts {
             "--images" => o.images = args.next().expect("--images DIR").into(),
             "--dump" => o.dump = Some(args.next().expect("--dump DIR").into()),
             "--only" => o.only = Some(args.next().expect("--only PREFIX")),
+            // The batch's rows alone (for sweeps of a knob on the batch).
+            "--batch-only" => o.batch_only = true,
+            // The batch's widths rounded down to multiples of 4: every RGB8 row at a 4-byte
+            // boundary, what a batch layout of aligned rows would give the kernels.
+            "--aligned-batch" => o.aligned_batch = true,
             // Pillow's plans without the kernels that sum four taps by dot products, to time
             // the kernels they replace in the same session.
             "--no-planes" => cuimg::ops::resize::pillow_planes(false),
@@ -102,7 +111,7 @@ fn opts() -> Opts {
             "--bench" => {}
             other => {
                 panic!(
-                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--no-planes] [--no-mma] [--all-mma] [--no-area5] [--no-kept-tables] [--tile-rows N]"
+                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--batch-only] [--aligned-batch] [--no-planes] [--no-mma] [--all-mma] [--no-area5] [--no-kept-tables] [--tile-rows N]"
                 )
             }
         }
@@ -128,10 +137,12 @@ fn tiled<P: Pixel>(photo: &Image<Rgb8>, w: u32, h: u32) -> Image<P> {
     })
 }
 
-/// The batch: 256 crops of the tiled photo, 640x480 with each side within 20%.
-fn batch_sizes() -> Vec<(u32, u32)> {
+/// The batch: 256 crops of the tiled photo, 640x480 with each side within 20% (with
+/// `aligned`, each width rounded down to a multiple of 4).
+fn batch_sizes(aligned: bool) -> Vec<(u32, u32)> {
     let mut r = SmallRng::seed_from_u64(28);
-    (0..256).map(|_| (r.random_range(512..=768), r.random_range(384..=576))).collect()
+    let w = |w: u32| if aligned { w & !3 } else { w };
+    (0..256).map(|_| (w(r.random_range(512..=768)), r.random_range(384..=576))).collect()
 }
 
 fn dump<P: Pixel>(dir: &std::path::Path, name: &str, img: &Image<P>) -> Value {
@@ -186,7 +197,7 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut copies = std::collections::BTreeMap::new();
-    for &((sw, sh), (dw, dh), label) in CASES.iter().filter(|_| !o.profile) {
+    for &((sw, sh), (dw, dh), label) in CASES.iter().filter(|_| !o.profile && !o.batch_only) {
         let rgb = tiled::<Rgb8>(&photo, sw, sh);
         let gray = tiled::<Gray8>(&photo, sw, sh);
         if let Some(d) = &o.dump {
@@ -216,7 +227,7 @@ fn main() {
     }
 
     // The batch: 256 ragged photos to 224x224, RGB8, one launch per kind of plan.
-    let sizes = batch_sizes();
+    let sizes = batch_sizes(o.aligned_batch);
     let big = tiled::<Rgb8>(&photo, 768, 576);
     let photos: Vec<Image<Rgb8>> = sizes.iter().map(|&(w, h)| Image::from_fn(w, h, |x, y| big.get(x, y))).collect();
     if let Some(d) = &o.dump {
