@@ -145,6 +145,76 @@ fn batch_sizes(aligned: bool) -> Vec<(u32, u32)> {
     (0..256).map(|_| (w(r.random_range(512..=768)), r.random_range(384..=576))).collect()
 }
 
+/// Batches of sizes never seen together, as a stream of new photos brings them: each call
+/// resizes the next of [`FRESH`] batches of 256 sizes drawn as [`batch_sizes`]' (other
+/// seeds), more sizes than the process keeps plans of (512), so that every call plans its
+/// sizes again. What a call costs once the sizes' widths and heights have been seen (one
+/// round of the batches first).
+const FRESH: usize = 8;
+
+fn fresh_batches(
+    s: &Stream,
+    o: &Opts,
+    big: &Image<Rgb8>,
+    dst: &mut cuimg::DeviceBatch<Rgb8>,
+    warm: usize,
+    rows: &mut Vec<Value>,
+) {
+    let batches: Vec<(Vec<Size>, cuimg::DeviceBatch<Rgb8>)> = (0..FRESH as u64)
+        .map(|k| {
+            let mut r = SmallRng::seed_from_u64(1000 + k);
+            let sizes: Vec<(u32, u32)> =
+                (0..256).map(|_| (r.random_range(512..=768), r.random_range(384..=576))).collect();
+            let views: Vec<_> =
+                sizes.iter().map(|&(w, h)| big.view().roi(cuimg::Rect::new(0, 0, w, h)).unwrap()).collect();
+            let batch = s.upload_batch(&views).unwrap();
+            (sizes, batch)
+        })
+        .collect();
+    for name in BATCH_FILTERS.into_iter().filter(|n| o.runs(n)) {
+        let filter: Filter = name.parse().unwrap();
+        // The first round: sizes, widths and heights never seen (the first call's cost, a
+        // batch at a time).
+        let mut first = Vec::new();
+        for (_, b) in &batches {
+            let a = s.mark().unwrap();
+            s.resize_batch(b, dst, filter).unwrap();
+            first.push(a.elapsed_ms(&s.mark().unwrap()).unwrap() as f64);
+        }
+        let runs = 2 * FRESH;
+        let (med, min) = time_gpu(s, warm.max(FRESH), runs, |i| s.resize_batch(&batches[i % FRESH].1, dst, filter));
+        let host = {
+            let t = std::time::Instant::now();
+            for (_, b) in &batches {
+                s.resize_batch(b, dst, filter).unwrap();
+            }
+            t.elapsed().as_secs_f64() * 1e6 / FRESH as f64
+        };
+        let mut k = 0;
+        host_spans(s, || {
+            k += 1;
+            s.resize_batch(&batches[k % FRESH].1, dst, filter)
+        });
+        let last = k % FRESH;
+        let got = s.download_batch(dst).unwrap();
+        let (w, h) = batches[last].0[255];
+        let want = par::resize(&big.view().roi(cuimg::Rect::new(0, 0, w, h)).unwrap(), 224, 224, filter).unwrap();
+        assert!(got[255] == want, "{name} fresh batch: the GPU differs");
+        first.sort_by(f64::total_cmp);
+        println!(
+            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image, a batch of sizes never seen together each call; their first round {:.1} to {:.1} us a call; host {:.1} us a call",
+            "fresh 256->224",
+            med * 1e3,
+            med * 1e3 / 256.0,
+            first[0] * 1e3,
+            first[FRESH - 1] * 1e3,
+            host
+        );
+        rows.push(json!({"case": "fresh batches of 256 ragged ~640x480 -> 224x224", "format": "RGB8", "filter": name,
+            "median_ms": med, "min_ms": min, "us_per_image": med * 1e3 / 256.0, "first_round_ms": first, "host_us": host}));
+    }
+}
+
 fn dump<P: Pixel>(dir: &std::path::Path, name: &str, img: &Image<P>) -> Value {
     let file = format!("{name}.raw");
     std::fs::write(dir.join(&file), img.as_bytes()).expect("dump");
@@ -275,6 +345,7 @@ fn main() {
             "host_us": modes.host_us, "queued_ms": modes.queued_ms,
             "bytes": bytes, "gbps": gbps, "same_size_copy_gbps": same}));
     }
+    fresh_batches(&s, &o, &big, &mut dst, warm, &mut rows);
     // Letterboxes, the ML case: each photo fitted into 224x224 and padded (gray 114), the
     // padding written by the resize launch itself.
     let mut boxed = s.alloc_batch::<Rgb8>(&vec![(224, 224); 256]).unwrap();

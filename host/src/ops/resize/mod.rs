@@ -1,6 +1,7 @@
 //! Resizing, exact with the reference each mode names: OpenCV's `cv::resize` (`cv.rs`) and
 //! Pillow's `Image.resize` (`pil.rs`).
 
+mod axis;
 pub(crate) mod cpu;
 mod cv;
 pub(crate) mod exec;
@@ -239,6 +240,7 @@ pub(crate) type PlanRequest = ((u32, u32), (u32, u32), Option<SourceBox>);
 /// lock per image, taken by all cores at once, cost more than the lookups), the others
 /// planned on all cores, then kept under one more.
 pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -> Result<Vec<std::sync::Arc<plan::Plan>>> {
+    use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
     use rayon::prelude::*;
     use rustc_hash::FxHashMap;
     use std::sync::{Arc, Mutex};
@@ -247,27 +249,47 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
         let bits = boxed.map(|b| [b.x0.to_bits(), b.y0.to_bits(), b.x1.to_bits(), b.y1.to_bits()]);
         (sw, sh, dw, dh, filter, P::CHANNELS, P::ALPHA.is_some(), bits)
     };
-    let found: Vec<Option<Arc<plan::Plan>>> = {
+    let found: Vec<Option<Arc<plan::Plan>>> = host_span("plans: lookup", || {
         let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
         let plans = plans.get_or_insert_default();
         requests.iter().map(|r| plans.get(&key(r)).cloned()).collect()
-    };
+    });
     // Planned outside the lock: other threads' lookups do not wait for it.
     let plan = |&((sw, sh), (dw, dh), boxed): &PlanRequest| plan_boxed::<P>(sw, sh, dw, dh, filter, boxed).map(Arc::new);
     let missing = found.iter().filter(|f| f.is_none()).count();
-    let made: Vec<(usize, Arc<plan::Plan>)> = match missing {
-        0 => Vec::new(),
-        1 => {
+    let new = || (0..requests.len()).filter(|&i| found[i].is_none());
+    let made: Vec<(usize, Arc<plan::Plan>)> = host_span("plans: make", || match (missing, filter) {
+        (0, _) => Ok(Vec::new()),
+        // Pillow's plans are their axes (`axis.rs`): the batch's new axes made together (on
+        // all cores), then each plan from them in two lookups, one by one.
+        (_, Filter::Pillow(f)) => {
+            if missing > 1 {
+                // (A request its plan refuses below has none.)
+                let args = new().filter(|&i| {
+                    let ((sw, sh), (dw, dh), _) = requests[i];
+                    check_sizes(sw, sh, dw, dh).is_ok()
+                });
+                let args = args.flat_map(|i| {
+                    let ((sw, sh), (dw, dh), boxed) = requests[i];
+                    let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
+                    pil::axes_of(s, d, f, boxed.map(|b| [b.x0, b.y0, b.x1, b.y1]))
+                });
+                axis::make_missing(args, f);
+            }
+            new().map(|i| Ok((i, plan(&requests[i])?))).collect()
+        }
+        (1, _) => {
             let i = found.iter().position(Option::is_none).expect("one missing");
-            vec![(i, plan(&requests[i])?)]
+            Ok(vec![(i, plan(&requests[i])?)])
         }
         _ => (0..requests.len())
             .into_par_iter()
             .filter(|&i| found[i].is_none())
             .map(|i| Ok((i, plan(&requests[i])?)))
-            .collect::<Result<_>>()?,
-    };
+            .collect::<Result<_>>(),
+    })?;
     let mut out = found;
+    let keep = host_span_start();
     if !made.is_empty() {
         let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
         let plans = plans.get_or_insert_default();
@@ -279,5 +301,6 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
             out[i] = Some(p);
         }
     }
+    host_span_end("plans: keep", keep);
     Ok(out.into_iter().map(|p| p.expect("found or made")).collect())
 }

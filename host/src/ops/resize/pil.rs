@@ -69,7 +69,7 @@ fn kernel(filter: PilFilter) -> Kernel {
 /// `precompute_coeffs` then `normalize_coeffs_8bpc`: per output index, the first source
 /// index and the fixed-point weights of the sources from it (padded with zeros to the
 /// filter's largest count).
-fn coeffs(in_size: usize, in0: f32, in1: f32, out_size: usize, filter: PilFilter) -> Taps<i32> {
+pub(super) fn coeffs(in_size: usize, in0: f32, in1: f32, out_size: usize, filter: PilFilter) -> Taps<i32> {
     let k = kernel(filter);
     let scale = (in1 - in0) as f64 / out_size as f64;
     let filterscale = scale.max(1.0);
@@ -109,16 +109,10 @@ pub(crate) fn plan(
     if (sw, sh) == (dw, dh) && b == [0.0, 0.0, sw as f32, sh as f32] {
         return Plan::Copy;
     }
-    // Very tall images shrinking in height: `Image.resize` resizes the height first, then
-    // the width, in two calls.
-    let calls = if sh > sw * 100 && dh < sh {
-        vec![((sw, sh), (sw, dh), [0.0, b[1], sw as f32, b[3]]), ((sw, dh), (dw, dh), [b[0], 0.0, b[2], dh as f32])]
-    } else {
-        vec![((sw, sh), (dw, dh), b)]
-    };
+    let calls = calls((sw, sh), (dw, dh), b);
     if filter == PilFilter::Nearest {
         // Each call a gather; two compose into one.
-        let gathers: Vec<(Vec<u32>, Vec<u32>)> = calls.iter().map(|&(s, d, b)| nearest(s, d, b)).collect();
+        let gathers: Vec<(Vec<u32>, Vec<u32>)> = calls.map(|(s, d, b)| nearest(s, d, b)).collect();
         let (mut xs, mut ys) = gathers[0].clone();
         for (x2, y2) in &gathers[1..] {
             let through = |outer: &[u32], inner: &[u32]| -> Vec<u32> {
@@ -128,7 +122,7 @@ pub(crate) fn plan(
         }
         return Plan::Gather { xs, ys };
     }
-    let passes: Vec<PilPass> = calls.into_iter().flat_map(|(s, d, b)| resample(s, d, b, filter)).collect();
+    let passes: Vec<PilPass> = calls.flat_map(|call| resample(call, filter)).collect();
     if passes.is_empty() {
         return Plan::Copy;
     }
@@ -136,30 +130,70 @@ pub(crate) fn plan(
     Plan::Pillow { passes, premultiply: alpha }
 }
 
-/// `ImagingResampleInner`: the horizontal pass over the rows the vertical one reads, then
-/// the vertical pass, each only where the size or the box asks for it.
-fn resample((sw, sh): (usize, usize), (dw, dh): (usize, usize), b: [f32; 4], filter: PilFilter) -> Vec<PilPass> {
+/// One call of `ImagingResample`: a source size, an output size, a box.
+type Call = ((usize, usize), (usize, usize), [f32; 4]);
+
+/// `Image.resize`'s calls for a `sw` x `sh` image: one, or, for very tall images shrinking
+/// in height, the height first, then the width.
+/// (An array, not a vector: a batch plans 256 sizes a call.)
+fn calls((sw, sh): (usize, usize), (dw, dh): (usize, usize), b: [f32; 4]) -> impl Iterator<Item = Call> + Clone {
+    let two = sh > sw * 100 && dh < sh;
+    let calls = match two {
+        true => [((sw, sh), (sw, dh), [0.0, b[1], sw as f32, b[3]]), ((sw, dh), (dw, dh), [b[0], 0.0, b[2], dh as f32])],
+        false => [((sw, sh), (dw, dh), b); 2],
+    };
+    calls.into_iter().take(1 + usize::from(two))
+}
+
+/// An axis's arguments (`coeffs`' but the filter): the input's length, the box along it,
+/// the output's length.
+pub(crate) type AxisArgs = (usize, f32, f32, usize);
+
+/// The axes one call of `ImagingResample` takes: down (always: its reach bounds the
+/// horizontal pass), across where a horizontal pass runs, and whether a vertical one runs;
+/// `None` where the call copies.
+fn call_axes(((sw, sh), (dw, dh), b): Call) -> Option<(AxisArgs, Option<AxisArgs>, bool)> {
     if (sw, sh) == (dw, dh) && b == [0.0, 0.0, dw as f32, dh as f32] {
-        return Vec::new(); // `_resize` copies
+        return None; // `_resize` copies
     }
     let need_h = dw != sw || b[0] != 0.0 || b[2] != dw as f32;
     let need_v = dh != sh || b[1] != 0.0 || b[3] != dh as f32;
-    let vert = coeffs(sh, b[1], b[3], dh, filter);
+    Some(((sh, b[1], b[3], dh), need_h.then_some((sw, b[0], b[2], dw)), need_v))
+}
+
+/// Every axis [`plan`] takes for these arguments, so that a batch's new axes can be made
+/// together (on all cores) before its plans, each then two lookups.
+pub(crate) fn axes_of(
+    (sw, sh): (usize, usize),
+    (dw, dh): (usize, usize),
+    filter: PilFilter,
+    boxed: Option<[f32; 4]>,
+) -> impl Iterator<Item = AxisArgs> {
+    let b = boxed.unwrap_or([0.0, 0.0, sw as f32, sh as f32]);
+    let none = filter == PilFilter::Nearest || ((sw, sh) == (dw, dh) && b == [0.0, 0.0, sw as f32, sh as f32]);
+    calls((sw, sh), (dw, dh), b).take(if none { 0 } else { 2 }).filter_map(call_axes).flat_map(|(v, h, _)| [Some(v), h]).flatten()
+}
+
+/// `ImagingResampleInner`: the horizontal pass over the rows the vertical one reads, then
+/// the vertical pass, each only where the size or the box asks for it.
+fn resample(call: Call, filter: PilFilter) -> Vec<PilPass> {
+    let Some((down, across, need_v)) = call_axes(call) else { return Vec::new() };
+    let (((sw, sh), (dw, dh), _), axis) = (call, super::axis::axis);
+    // Each axis kept (`axis.rs`): a size whose width and height were seen plans in two lookups.
+    let vert = axis(down, filter);
     let mut passes = Vec::new();
     let mut offset = 0;
-    if need_h {
+    if let Some(across) = across {
         // The rows the vertical pass reads: from the first output's first source to the
         // last output's last.
-        let count = |i: usize| vert.weights[i * vert.taps..(i + 1) * vert.taps].iter().rposition(|&w| w != 0);
-        let first = vert.first[0] as usize;
-        let last = (0..dh).filter_map(|i| count(i).map(|k| vert.first[i] as usize + k + 1)).max().unwrap_or(first + 1);
-        let taps = coeffs(sw, b[0], b[2], dw, filter);
-        let window = window8(&taps);
+        let (first, last) = vert.reach;
+        let taps = axis(across, filter);
+        let window = taps.window;
         passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps, input: sw, window });
         offset = first;
     }
     if need_v {
-        let window = window8(&vert);
+        let window = vert.window;
         passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert, input: sh, window });
     }
     passes

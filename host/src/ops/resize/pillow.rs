@@ -19,14 +19,19 @@ use cuimg_abi::resize::{
 };
 
 use super::launch::{Blob, Sink, Work, group_by, offset, tensor_out};
-use super::pil;
+use super::axis::PilAxis;
 use super::plan::{PilPass, Plan};
-use super::resident::Block;
+use super::resident::{Block, Placed};
 use super::tiles::{Shape, TileRows, tile_shape};
 use crate::error::Result;
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
 use crate::runtime::{DeviceBuffer, Stream};
+
+/// The roles of a Pillow axis's block in the arena (`Stream::with_blocks`): an axis that is
+/// one size's width and another's height has a block for each.
+const ACROSS: u8 = 0;
+const DOWN: u8 = 1;
 
 /// The horizontal taps from which Pillow's RGB8 and RGBA8 plans take the tiled kernels that
 /// read taps four at a time as words (`resize_pillow_tiled_words_*`): session 10 measured
@@ -294,24 +299,36 @@ impl Stream {
                 && passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
                 && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS));
         }
-        let plans: Vec<&Arc<Plan>> = works.iter().map(|w| &w.plan).collect();
-        let block = |plan: &Plan| match plan {
-            Plan::Pillow { passes, .. } => {
-                let (h, v) = (&passes[0].taps, &passes[1].taps);
-                let b = Block::default().part(&h.first).part(&v.first).part(&h.weights).part(&v.weights);
-                // Parts 4 to 6: the passes in the planes form, where they have one (the
-                // first rows are part 1's).
-                let b = match (pil::planes(h, Some(passes[0].input)), pil::planes(v, None)) {
-                    (Some(across), Some(down)) => b.part(&across.first).part(&across.words).part(&down.words),
-                    _ => b,
-                };
-                b.spans(&v.first, v.taps)
+        // Each plan's two axes, across then down: a block each in the arena, shared by every
+        // size that has them (`axis.rs`), so that sizes never seen whose widths and heights
+        // were upload no tables.
+        let items: Vec<(&Arc<PilAxis>, u8)> = works
+            .iter()
+            .flat_map(|w| match w.plan.as_ref() {
+                Plan::Pillow { passes, .. } => [(&passes[0].taps, ACROSS), (&passes[1].taps, DOWN)],
+                _ => unreachable!("grouped by kind"),
+            })
+            .collect();
+        // Parts 0 and 1: the first inputs and the weights; then the planes form, where the
+        // axis has one (across: its first columns and its words; down: its words, its first
+        // rows being part 0). Down, the spans of its tiles.
+        let block = |axis: &PilAxis, role: u8| {
+            let b = Block::default().part(&axis.first).part(&axis.weights);
+            let b = match (role == ACROSS, axis.planes(role == ACROSS)) {
+                (true, Some(p)) => b.part(&p.first).part(&p.words),
+                (false, Some(p)) => b.part(&p.words),
+                (_, None) => b,
+            };
+            match role {
+                ACROSS => b,
+                _ => b.spans(&axis.first, axis.taps),
             }
-            _ => unreachable!("grouped by kind"),
         };
-        self.with_resident(&plans, block, |arena, placed| {
+        self.with_blocks(&items, block, |arena, placed| {
+            // A job's blocks: across, down.
+            let placed: Vec<(&Placed<'_>, &Placed<'_>)> = placed.chunks_exact(2).map(|xy| (&xy[0], &xy[1])).collect();
             let choice_start = host_span_start();
-            let tiled: Vec<TileRows> = works.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect();
+            let tiled: Vec<TileRows> = works.iter().zip(&placed).map(|(w, (_, down))| (down.spans(), w.dst.height, w.dst.width)).collect();
             // The `_planes` kernels (Gray8 and RGB8 images), where every plan has the form
             // and enough taps, and its vectors lie at 16-byte boundaries (weighed only where
             // the `_mma` kernels are not taken: a pass over every job).
@@ -320,10 +337,11 @@ impl Stream {
                     && matches!(P::LAYOUT, Channels::One | Channels::Three)
                     && !matches!(sink, Sink::YuvTensor(..))
                     && arena % 16 == 0
-                    && taps.iter().zip(placed).all(|(&(h, _), at)| {
-                        at.parts() == 7
+                    && taps.iter().zip(&placed).all(|(&(h, _), (across, down))| {
+                        across.parts() == 4
+                            && down.parts() == 3
                             && h >= pillow_planes_taps(P::CHANNELS)
-                            && [5, 6].iter().all(|&i| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
+                            && [(across, 3), (down, 2)].iter().all(|&(at, i)| at.at::<u32>(i).is_ok_and(|o| o % 4 == 0))
                     })
             };
             // The `_mma` kernels (Gray8 and RGB8 images and tensors), where every plan's
@@ -358,14 +376,14 @@ impl Stream {
             host_span_end("pillow: choice", choice_start);
             let jobs_start = host_span_start();
             let mut jobs = Vec::with_capacity(works.len());
-            for ((w, at), &(h, v)) in works.iter().zip(placed).zip(&taps) {
+            for ((w, (across, down)), &(h, v)) in works.iter().zip(&placed).zip(&taps) {
                 let (x, xw, yw) = match planes {
-                    true => (at.at::<i32>(4)?, at.at::<u32>(5)?, at.at::<u32>(6)?),
-                    false => (at.at::<i32>(0)?, at.at::<i32>(2)?, at.at::<i32>(3)?),
+                    true => (across.at::<i32>(2)?, across.at::<u32>(3)?, down.at::<u32>(2)?),
+                    false => (across.at::<i32>(0)?, across.at::<i32>(1)?, down.at::<i32>(1)?),
                 };
                 jobs.push(ResizeJob {
                     x,
-                    y: at.at::<i32>(1)?,
+                    y: down.at::<i32>(0)?,
                     xw,
                     yw,
                     extra: (h | v << 16) as u32,
@@ -394,11 +412,11 @@ impl Stream {
             // per output column, one first source row and `extra >> 16` weights per output
             // row, at its offsets (with `planes`, a first column per output column, and each
             // pass's groups of four taps as 16-byte vectors, 16-byte aligned: `pil::planes`,
-            // parts 4 to 6); the planes are guarded views of P's channel count (the kernel's,
-            // by the match), or images of the guarded tensor of `sink`'s format; blocks of
-            // `SEPARABLE_THREADS` with `tile_words` of shared memory (with `mma`, the plain
-            // tables, Pillow's first indices all at least 0, and `mma_tiles`' words: every
-            // tile's source rows within `rs`).
+            // the axes' parts 2 and 3 across, 2 down); the planes are guarded views of P's
+            // channel count (the kernel's, by the match), or images of the guarded tensor of
+            // `sink`'s format; blocks of `SEPARABLE_THREADS` with `tile_words` of shared
+            // memory (with `mma`, the plain tables, Pillow's first indices all at least 0,
+            // and `mma_tiles`' words: every tile's source rows within `rs`).
             unsafe {
                 match sink {
                     Sink::Image => match P::LAYOUT {

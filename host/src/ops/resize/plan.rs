@@ -94,7 +94,8 @@ pub(crate) struct PilPass {
     /// Horizontal: output row `r` reads input row `r + offset`. Vertical: output index `i`
     /// reads input rows `taps.first[i] - offset + k`.
     pub offset: usize,
-    pub taps: Taps<i32>,
+    /// The axis's taps, kept for the process and shared by every plan of it.
+    pub taps: std::sync::Arc<super::axis::PilAxis>,
     /// The input's length along the pass (its taps lie in `0..input`).
     pub input: usize,
     /// What the GPU's `_mma` kernels ask of the pass (`pil::window8`).

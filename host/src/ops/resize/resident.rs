@@ -8,7 +8,13 @@
 //! the stream's alone, so a new block never makes another stream wait. When a launch's new
 //! blocks do not fit, a larger arena replaces it and the launch's blocks go there (the old
 //! one is freed after the work that reads it, as every buffer is).
+//!
+//! A block is of an item in a role: a plan (its own tables), or, for Pillow's tiled
+//! launches, one axis of Pillow's plans across or down (`axis.rs`), shared by every size
+//! that has it: a batch of sizes never seen, whose widths and heights were, uploads nothing
+//! but its jobs.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -84,7 +90,7 @@ pub(super) struct Resident {
     /// read them in order, where with the records in the table itself (170 bytes an entry,
     /// a few thousand of them) a batch read the table at random (session 15; not timed
     /// alone: the resident part of a batch call's host time was 6 to 10 us).
-    index: FxHashMap<usize, u32>,
+    index: FxHashMap<Key, u32>,
     records: Vec<Record>,
     /// The next upload of blocks fails (see `Stream::fail_next_resize_tables_for_tests`).
     #[cfg(feature = "test-hooks")]
@@ -99,20 +105,20 @@ const ALIGN: usize = 16;
 const FIRST: u64 = 1 << 20;
 const MOST: u64 = 1 << 30;
 
-/// A placed block: its plan (held, so that its address stays its own while it is a key),
+/// A placed block: its item (held, so that its address stays its own while it is a key),
 /// its parts' arena offsets (a block has at most [`PARTS`]), its spans.
 struct Record {
-    _plan: Arc<Plan>,
+    _item: Arc<dyn Any + Send + Sync>,
     parts: [u64; PARTS],
     len: usize,
     spans: Spans,
 }
 
 impl Resident {
-    /// Each plan's record, or `None` where one is not placed (indices, not borrows, so
+    /// Each item's record, or `None` where one is not placed (indices, not borrows, so
     /// that a miss leaves the resident free to place them).
-    fn records(&self, plans: &[&Arc<Plan>]) -> Option<Vec<u32>> {
-        plans.iter().map(|p| self.index.get(&key(p)).copied()).collect()
+    fn records<T>(&self, items: &[(&Arc<T>, u8)]) -> Option<Vec<u32>> {
+        items.iter().map(|&(p, role)| self.index.get(&key(p, role)).copied()).collect()
     }
 
     /// The placed blocks of `records`.
@@ -127,11 +133,14 @@ impl Record {
     }
 }
 
-/// The most parts a block has (Pillow's tiled plans: 7).
-const PARTS: usize = 8;
+/// The most parts a block has (a plan's four, an axis's of Pillow's four across).
+const PARTS: usize = 4;
 
-fn key(plan: &Arc<Plan>) -> usize {
-    Arc::as_ptr(plan) as usize
+/// An item's address and its role.
+type Key = (usize, u8);
+
+fn key<T>(item: &Arc<T>, role: u8) -> Key {
+    (Arc::as_ptr(item) as usize, role)
 }
 
 impl Stream {
@@ -141,18 +150,30 @@ impl Stream {
     pub(super) fn with_resident<R>(
         &self,
         plans: &[&Arc<Plan>],
-        block: impl Fn(&Plan) -> Block,
+        block: impl Fn(&Plan) -> Block + Sync,
+        launch: impl FnOnce(u64, &[Placed<'_>]) -> Result<R>,
+    ) -> Result<R> {
+        let items: Vec<(&Arc<Plan>, u8)> = plans.iter().map(|&p| (p, 0)).collect();
+        self.with_blocks(&items, |p, _| block(p), launch)
+    }
+
+    /// [`Stream::with_resident`] for items in roles: each `(item, role)` one block
+    /// (`block(item, role)`), placed once; `launch` gets each's parts in `items`' order.
+    pub(super) fn with_blocks<T: Send + Sync + 'static, R>(
+        &self,
+        items: &[(&Arc<T>, u8)],
+        block: impl Fn(&T, u8) -> Block + Sync,
         launch: impl FnOnce(u64, &[Placed<'_>]) -> Result<R>,
     ) -> Result<R> {
         self.kept(|r: &mut Resident| {
-            // Where every plan's block is already placed (a batch of sizes seen before), one
-            // lookup a plan.
-            let found = host_span("resident: lookup", || r.arena.as_ref().and_then(|_| r.records(plans)));
+            // Where every item's block is already placed (a batch of sizes seen before), one
+            // lookup an item.
+            let found = host_span("resident: lookup", || r.arena.as_ref().and_then(|_| r.records(items)));
             let records = match found {
                 Some(records) => records,
                 None => {
-                    self.place(r, plans, &block)?;
-                    r.records(plans).expect("every plan's block placed")
+                    host_span("resident: place", || self.place(r, items, &block))?;
+                    r.records(items).expect("every item's block placed")
                 }
             };
             let placed = r.placed(&records);
@@ -161,31 +182,49 @@ impl Stream {
         })
     }
 
-    /// Places the blocks (`block(plan)`) of the plans not yet in `r`'s arena, in one
-    /// upload; where they do not fit, in a larger arena that replaces it.
-    fn place(&self, r: &mut Resident, plans: &[&Arc<Plan>], block: &impl Fn(&Plan) -> Block) -> Result<()> {
-        let missing = |r: &Resident| -> Vec<&Arc<Plan>> {
+    /// Places the blocks (`block(item, role)`) of the items not yet in `r`'s arena, in one
+    /// upload (made on all cores where there are several); where they do not fit, in a
+    /// larger arena that replaces it.
+    fn place<T: Send + Sync + 'static>(
+        &self,
+        r: &mut Resident,
+        items: &[(&Arc<T>, u8)],
+        block: &(impl Fn(&T, u8) -> Block + Sync),
+    ) -> Result<()> {
+        use rayon::prelude::*;
+        let missing = |r: &Resident| -> Vec<(&Arc<T>, u8)> {
             let mut seen = FxHashSet::default();
-            plans.iter().copied().filter(|p| !r.index.contains_key(&key(p)) && seen.insert(key(p))).collect()
+            items
+                .iter()
+                .copied()
+                .filter(|&(p, role)| !r.index.contains_key(&key(p, role)) && seen.insert(key(p, role)))
+                .collect()
+        };
+        let blocks = |new: &[(&Arc<T>, u8)]| -> Vec<Block> {
+            match new.len() {
+                0..8 => new.iter().map(|&(p, role)| block(p, role)).collect(),
+                _ => new.par_iter().map(|&(p, role)| block(p, role)).collect(),
+            }
         };
         let mut new = missing(r);
-        let mut blocks: Vec<Block> = new.iter().map(|p| block(p)).collect();
+        let mut blocks_new = blocks(&new);
         let size = |b: &[Block]| b.iter().map(|b| (b.bytes.len() as u64).next_multiple_of(ALIGN as u64)).sum::<u64>();
         let capacity = r.arena.as_ref().map_or(0, |a| a.len() as u64);
-        if r.used + size(&blocks) > capacity {
+        if r.used + size(&blocks_new) > capacity {
             // A new arena for this launch's blocks, room to grow after them.
             r.index.clear();
             r.records.clear();
             r.used = 0;
             new = missing(r);
-            blocks = new.iter().map(|p| block(p)).collect();
-            let want = (2 * size(&blocks)).max(2 * capacity).max(FIRST);
-            if size(&blocks) > MOST {
-                return Err(Error::TooLarge { what: "one launch's resize tables".into(), size: size(&blocks), limit: MOST });
+            blocks_new = blocks(&new);
+            let want = (2 * size(&blocks_new)).max(2 * capacity).max(FIRST);
+            if size(&blocks_new) > MOST {
+                return Err(Error::TooLarge { what: "one launch's resize tables".into(), size: size(&blocks_new), limit: MOST });
             }
             r.arena = None; // freed (after its readers) before the next is allocated
             r.arena = Some(self.alloc_slice::<u8>(want.min(MOST) as usize)?);
         }
+        let blocks = blocks_new;
         let arena = r.arena.as_mut().expect("made above");
         if !blocks.is_empty() {
             let mut bytes = Vec::with_capacity(size(&blocks) as usize);
@@ -205,14 +244,14 @@ impl Stream {
             // Recorded only once their upload is queued: a failed one leaves no plan
             // recorded over bytes that never arrived (which the next new block, placed
             // at the same offset, would then have overwritten with its own).
-            for ((plan, b), at) in new.iter().zip(blocks).zip(at) {
+            for ((&(item, role), b), at) in new.iter().zip(blocks).zip(at) {
                 let mut parts = [0; PARTS];
                 for (to, p) in parts.iter_mut().zip(&b.parts) {
                     *to = at + p;
                 }
                 let len = b.parts.len();
-                r.index.insert(key(plan), r.records.len() as u32);
-                r.records.push(Record { _plan: (*plan).clone(), parts, len, spans: b.spans });
+                r.index.insert(key(item, role), r.records.len() as u32);
+                r.records.push(Record { _item: item.clone(), parts, len, spans: b.spans });
             }
             r.used += bytes.len() as u64;
         }

@@ -1,0 +1,200 @@
+//! One axis of Pillow's resample, made once per process and shared by every plan that has
+//! it: a batch of photos 512 to 768 wide and 384 to 576 tall has at most 257 widths and
+//! 193 heights, however many of its 49,601 sizes it holds. Planned size by size, a batch
+//! of 256 sizes never seen took 60 to 80 ms on the lent machines (a Lanczos axis alone
+//! about 90 us on one core: its weights are sines in double); planned axis by axis, a size
+//! whose width and height were seen before costs two lookups.
+//!
+//! An axis is a pure function of its key (`coeffs`' arguments), so the kept one is the one
+//! a new call would make: nothing here changes a weight.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashMap;
+
+use super::PilFilter;
+use super::pil::{AxisArgs, Planes, coeffs, planes, window8};
+use super::plan::Taps;
+
+/// `coeffs`' taps along one axis, and what the GPU's kernels and Pillow's passes ask of
+/// them, each made once.
+#[derive(Debug)]
+pub(crate) struct PilAxis {
+    /// (Reached as the axis itself: it derefs to them.)
+    table: Taps<i32>,
+    /// The input's length along the axis (the taps lie in `0..input`).
+    pub input: usize,
+    /// What the `_mma` kernels ask of the axis (`pil::window8`).
+    pub window: usize,
+    /// The inputs the outputs' nonzero weights reach, `first..end`: the rows Pillow's
+    /// horizontal pass makes for the vertical one (`ImagingResampleInner`'s `ybox`).
+    pub reach: (usize, usize),
+    across: OnceLock<Option<Planes>>,
+    down: OnceLock<Option<Planes>>,
+}
+
+impl PilAxis {
+    fn new(taps: Taps<i32>, input: usize) -> PilAxis {
+        let n = taps.first.len();
+        let last = |i: usize| taps.weights[i * taps.taps..(i + 1) * taps.taps].iter().rposition(|&w| w != 0);
+        let first = taps.first.first().map_or(0, |&f| f as usize);
+        let end = (0..n).filter_map(|i| last(i).map(|k| taps.first[i] as usize + k + 1)).max().unwrap_or(first + 1);
+        let window = window8(&taps);
+        PilAxis { table: taps, input, window, reach: (first, end), across: OnceLock::new(), down: OnceLock::new() }
+    }
+
+    /// The taps in the planes form of the `_planes` kernels, across (`pil::planes` with the
+    /// input's length) or down; made when first asked.
+    pub fn planes(&self, across: bool) -> Option<&Planes> {
+        match across {
+            true => self.across.get_or_init(|| planes(&self.table, Some(self.input))),
+            false => self.down.get_or_init(|| planes(&self.table, None)),
+        }
+        .as_ref()
+    }
+}
+
+impl std::ops::Deref for PilAxis {
+    type Target = Taps<i32>;
+
+    fn deref(&self) -> &Taps<i32> {
+        &self.table
+    }
+}
+
+/// The same taps over the same input (all else is made from them).
+impl PartialEq for PilAxis {
+    fn eq(&self, other: &PilAxis) -> bool {
+        self.table == other.table && self.input == other.input
+    }
+}
+
+/// `coeffs`' arguments, the box's floats bit for bit.
+type AxisKey = (usize, u32, u32, usize, PilFilter);
+
+/// Most bytes of axes kept (their weights and first inputs, twice for the planes forms
+/// made beside them); past it, the table starts again (a pipeline's sizes repeat; an axis
+/// to 224 is 5 to 20 KB from a photo, about 100 KB from a 4K frame by Lanczos).
+const KEPT_BYTES: usize = 128 << 20;
+
+/// The kept axes, and their bytes.
+#[derive(Default)]
+struct Axes {
+    map: FxHashMap<AxisKey, Arc<PilAxis>>,
+    bytes: usize,
+}
+
+static AXES: Mutex<Option<Axes>> = Mutex::new(None);
+
+fn kept<R>(f: impl FnOnce(&mut Axes) -> R) -> R {
+    f(AXES.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_default())
+}
+
+fn key((input, in0, in1, out): AxisArgs, filter: PilFilter) -> AxisKey {
+    (input, in0.to_bits(), in1.to_bits(), out, filter)
+}
+
+fn make((input, in0, in1, out): AxisArgs, filter: PilFilter) -> Arc<PilAxis> {
+    Arc::new(PilAxis::new(coeffs(input, in0, in1, out, filter), input))
+}
+
+/// `made` kept (where another thread kept the same axis first, its own).
+fn keep(axes: &mut Axes, key: AxisKey, made: Arc<PilAxis>) -> Arc<PilAxis> {
+    let bytes = 2 * (made.weights.len() + made.first.len()) * 4;
+    if axes.bytes + bytes > KEPT_BYTES {
+        axes.map.clear();
+        axes.bytes = 0;
+    }
+    if let Some(a) = axes.map.get(&key) {
+        return a.clone();
+    }
+    axes.bytes += bytes;
+    axes.map.insert(key, made.clone());
+    made
+}
+
+/// The axis of `coeffs(input, in0, in1, out, filter)`, kept for the process (made outside
+/// the lock: other threads' lookups do not wait for it; two threads making the same axis
+/// at once make equal ones).
+pub(crate) fn axis(args: AxisArgs, filter: PilFilter) -> Arc<PilAxis> {
+    let key = key(args, filter);
+    if let Some(a) = kept(|axes| axes.map.get(&key).cloned()) {
+        return a;
+    }
+    let made = make(args, filter);
+    kept(|axes| keep(axes, key, made))
+}
+
+/// Makes the axes of `args` not yet kept, on all cores where there are several, and keeps
+/// them: a batch of new sizes then plans one by one, two lookups a size (made on all
+/// cores instead, each plan waited on the lock and the threads: 430 to 560 us for 256
+/// plans on a 16-core host, where one core takes about 30 us).
+pub(crate) fn make_missing(args: impl Iterator<Item = AxisArgs>, filter: PilFilter) {
+    use rayon::prelude::*;
+    let mut seen = rustc_hash::FxHashSet::default();
+    let missing: Vec<AxisArgs> = kept(|axes| args.filter(|&a| !axes.map.contains_key(&key(a, filter)) && seen.insert(key(a, filter))).collect());
+    let made: Vec<Arc<PilAxis>> = match missing.len() {
+        0 => return,
+        1 => vec![make(missing[0], filter)],
+        _ => missing.par_iter().map(|&a| make(a, filter)).collect(),
+    };
+    kept(|axes| {
+        for (a, m) in missing.into_iter().zip(made) {
+            keep(axes, key(a, filter), m);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept axis is the one `coeffs` makes, its reach the rows its nonzero weights read,
+    /// and the same key gives the same axis.
+    #[test]
+    fn kept_axes_are_what_coeffs_makes() {
+        for f in [PilFilter::Box, PilFilter::Bilinear, PilFilter::Hamming, PilFilter::Bicubic, PilFilter::Lanczos] {
+            for &(i, o, b0, b1) in &[(640, 224, 0.0, 640.0), (7, 3, 0.0, 7.0), (3, 7, 0.0, 3.0), (500, 61, 10.5, 333.25)] {
+                let a = axis((i, b0, b1, o), f);
+                assert!(Arc::ptr_eq(&a, &axis((i, b0, b1, o), f)), "{f:?} {i} -> {o}: kept");
+                let t = coeffs(i, b0, b1, o, f);
+                assert_eq!(a.table, t, "{f:?} {i} -> {o}");
+                assert_eq!(a.window, window8(&t));
+                let mut nonzero = Vec::new();
+                for x in 0..o {
+                    for k in (0..t.taps).filter(|&k| t.weights[x * t.taps + k] != 0) {
+                        nonzero.push(t.first[x] as usize + k);
+                    }
+                }
+                assert_eq!(a.reach, (t.first[0] as usize, nonzero.iter().max().unwrap() + 1), "{f:?} {i} -> {o}");
+                assert_eq!(a.planes(true), planes(&t, Some(i)).as_ref());
+                assert_eq!(a.planes(false), planes(&t, None).as_ref());
+            }
+        }
+        // Every axis a plan's passes take is one `axes_of` names (made before the plans).
+        for f in [PilFilter::Bilinear, PilFilter::Lanczos, PilFilter::Nearest] {
+            type Case = ((usize, usize), (usize, usize), Option<[f32; 4]>);
+            let cases: [Case; 6] = [
+                ((640, 480), (224, 224), None),
+                ((640, 480), (640, 224), None),
+                ((640, 480), (224, 480), None),
+                ((3, 400), (2, 3), None),
+                ((5, 1000), (5, 7), Some([0.5, 2.0, 4.0, 900.0])),
+                ((640, 480), (640, 480), Some([1.0, 0.0, 640.0, 480.0])),
+            ];
+            for (s, d, b) in cases {
+                let named: Vec<Arc<PilAxis>> = super::super::pil::axes_of(s, d, f, b).map(|a| axis(a, f)).collect();
+                let super::super::plan::Plan::Pillow { passes, .. } = super::super::pil::plan(s, false, d, f, b) else {
+                    assert!(named.is_empty() || f != PilFilter::Nearest, "{s:?} -> {d:?}");
+                    continue;
+                };
+                assert!(!passes.is_empty());
+                for p in &passes {
+                    assert!(named.iter().any(|a| Arc::ptr_eq(a, &p.taps)), "{f:?} {s:?} -> {d:?} {b:?}: an axis not named");
+                }
+            }
+        }
+        // Another box, another axis.
+        assert!(!Arc::ptr_eq(&axis((640, 0.0, 640.0, 224), PilFilter::Bicubic), &axis((640, 0.0, 639.5, 224), PilFilter::Bicubic)));
+    }
+}
