@@ -267,15 +267,16 @@ fn pillow_by_dot_products_matches_the_reference_on_and_off() {
     cuimg::ops::resize::pillow_planes(true);
 }
 
-/// Pillow's axes, kept for the process and placed once a stream as blocks shared by every
-/// size that has them (`axis.rs`, `Stream::with_blocks`): an axis that is one image's width
-/// and its own height (a square to a square), one image's width and another's height,
-/// widths shared by images of other heights, in the tensor cores' kernels, the dot
-/// products' and neither; then batches of sizes never seen together, more of them than the
-/// process keeps plans of (512), from few widths and heights. Every output poisoned first
-/// and against the reference.
+/// Plans' axes, kept for the process and placed once a stream as blocks shared by every
+/// size that has them (`axis.rs`, `cv.rs`, `Stream::with_blocks`): an axis that is one
+/// image's width and its own height (a square to a square), one image's width and another's
+/// height, widths shared by images of other heights; Pillow's in the tensor cores' kernels,
+/// the dot products' and neither, OpenCV's in each of its kinds (the area's lists padded in
+/// the tiled kernels and whole in the kernel of a pixel a thread); then batches of sizes
+/// never seen together, more of them than the process keeps plans of (512), from few widths
+/// and heights. Every output poisoned first and against the reference.
 #[test]
-fn pillow_axes_shared_by_sizes_and_roles_match_the_reference() {
+fn axes_shared_by_sizes_and_roles_match_the_reference() {
     let Some(gpu) = cuimg_tests::gpu() else { return };
     let p = Poisoned::new(&gpu);
     let sizes = [(300, 300), (300, 200), (200, 300), (300, 211), (300, 250), (211, 300)];
@@ -283,49 +284,46 @@ fn pillow_axes_shared_by_sizes_and_roles_match_the_reference() {
         sizes.iter().enumerate().map(|(i, &(w, h))| cuimg_tests::random(w, h, 500 + i as u64)).collect();
     let gray: Vec<Image<Gray8>> =
         sizes.iter().enumerate().map(|(i, &(w, h))| cuimg_tests::random(w, h, 600 + i as u64)).collect();
-    let filters = if cuimg_tests::sanitizing() {
-        &["pil-lanczos"][..]
-    } else {
-        &["pil-bilinear", "pil-bicubic", "pil-lanczos"][..]
+    let sanitizing = cuimg_tests::sanitizing();
+    let pillow = if sanitizing { &["pil-lanczos"][..] } else { &["pil-bilinear", "pil-bicubic", "pil-lanczos"][..] };
+    let opencv =
+        ["cv-linear", "cv-cubic", "cv-lanczos4", "cv-area", "cv-nearest", "cv-nearest-exact", "cv-linear-exact"];
+    let opencv = if sanitizing { &opencv[3..5] } else { &opencv[..] };
+    // Each filter to each size, alone, then together, then in the other order.
+    let check = |name: &str, knobs: &str| {
+        let f: Filter = name.parse().unwrap();
+        for (w, h) in [(120, 120), (97, 120), (40, 40)] {
+            let want: Vec<_> = rgb.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
+            let want_gray: Vec<_> = gray.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
+            for (i, img) in rgb.iter().enumerate() {
+                assert_eq!(p.batch(&[img.view()], w, h, f), vec![want[i].clone()], "{name} RGB {i} to {w}x{h}{knobs}");
+            }
+            let views: Vec<_> = rgb.iter().map(|i| i.view()).collect();
+            assert_eq!(p.batch(&views, w, h, f), want, "{name} RGB batch to {w}x{h}{knobs}");
+            let back: Vec<_> = views.iter().rev().cloned().collect();
+            let want_back: Vec<_> = want.iter().rev().cloned().collect();
+            assert_eq!(p.batch(&back, w, h, f), want_back, "{name} RGB batch reversed to {w}x{h}{knobs}");
+            let views: Vec<_> = gray.iter().map(|i| i.view()).collect();
+            assert_eq!(p.batch(&views, w, h, f), want_gray, "{name} gray batch to {w}x{h}{knobs}");
+        }
     };
     for (mma, on) in [(true, true), (false, true), (false, false)] {
         cuimg::ops::resize::pillow_mma(Some(mma));
         cuimg::ops::resize::pillow_planes(on);
-        for &name in filters {
-            let f: Filter = name.parse().unwrap();
-            for (w, h) in [(120, 120), (97, 120)] {
-                let want: Vec<_> = rgb.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
-                let want_gray: Vec<_> = gray.iter().map(|i| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
-                // Alone first, then together, then in the other order.
-                for (i, img) in rgb.iter().enumerate() {
-                    assert_eq!(
-                        p.batch(&[img.view()], w, h, f),
-                        vec![want[i].clone()],
-                        "{name} RGB {i} to {w}x{h}, mma {mma}, planes {on}"
-                    );
-                }
-                let views: Vec<_> = rgb.iter().map(|i| i.view()).collect();
-                assert_eq!(p.batch(&views, w, h, f), want, "{name} RGB batch to {w}x{h}, mma {mma}, planes {on}");
-                let back: Vec<_> = views.iter().rev().cloned().collect();
-                let want_back: Vec<_> = want.iter().rev().cloned().collect();
-                assert_eq!(
-                    p.batch(&back, w, h, f),
-                    want_back,
-                    "{name} RGB batch reversed to {w}x{h}, mma {mma}, planes {on}"
-                );
-                let views: Vec<_> = gray.iter().map(|i| i.view()).collect();
-                assert_eq!(p.batch(&views, w, h, f), want_gray, "{name} gray batch to {w}x{h}, mma {mma}, planes {on}");
-            }
+        for &name in pillow {
+            check(name, &format!(", mma {mma}, planes {on}"));
         }
     }
     cuimg::ops::resize::pillow_mma(None);
     cuimg::ops::resize::pillow_planes(true);
+    for &name in opencv {
+        check(name, "");
+    }
     // Batches of sizes never seen together: 24 widths and 24 heights (576 sizes), 64 a
     // batch drawn from them (12 batches: 768 plans asked, past the 512 kept, so that later
     // batches plan sizes again from the kept axes).
     let big: Image<Rgb8> = cuimg_tests::random(160, 130, 700);
-    let batches = if cuimg_tests::sanitizing() { 2 } else { 12 };
-    let f: Filter = "pil-bicubic".parse().unwrap();
+    let batches = if sanitizing { 2 } else { 12 };
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = |n: u32| {
         state ^= state << 13;
@@ -333,10 +331,14 @@ fn pillow_axes_shared_by_sizes_and_roles_match_the_reference() {
         state ^= state << 17;
         (state % n as u64) as u32
     };
-    for b in 0..batches {
-        let sizes: Vec<(u32, u32)> = (0..64).map(|_| (136 + next(24), 106 + next(24))).collect();
-        let views: Vec<_> = sizes.iter().map(|&(w, h)| big.view().roi(cuimg::Rect::new(0, 0, w, h)).unwrap()).collect();
-        let want: Vec<_> = views.iter().map(|v| cpu::resize(v, 48, 40, f).unwrap()).collect();
-        assert_eq!(p.batch(&views, 48, 40, f), want, "fresh batch {b}");
+    for name in ["pil-bicubic", "cv-linear", "cv-area"] {
+        let f: Filter = name.parse().unwrap();
+        for b in 0..batches {
+            let sizes: Vec<(u32, u32)> = (0..64).map(|_| (136 + next(24), 106 + next(24))).collect();
+            let views: Vec<_> =
+                sizes.iter().map(|&(w, h)| big.view().roi(cuimg::Rect::new(0, 0, w, h)).unwrap()).collect();
+            let want: Vec<_> = views.iter().map(|v| cpu::resize(v, 48, 40, f).unwrap()).collect();
+            assert_eq!(p.batch(&views, 48, 40, f), want, "{name} fresh batch {b}");
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! 193 heights, however many of its 49,601 sizes it holds. Planned size by size, a batch
 //! of 256 sizes never seen took 60 to 80 ms on the lent machines (a Lanczos axis alone
 //! about 90 us on one core: its weights are sines in double); planned axis by axis, a size
-//! whose width and height were seen before costs two lookups.
+//! whose width and height were seen before costs two lookups. OpenCV's axes are kept the
+//! same way, in tables of [`Kept`] (`cv.rs`).
 //!
 //! An axis is a pure function of its key (`coeffs`' arguments), so the kept one is the one
 //! a new call would make: nothing here changes a weight.
@@ -69,60 +70,100 @@ impl PartialEq for PilAxis {
     }
 }
 
+/// Values kept for the process by key within a budget of bytes (past it, the table starts
+/// again: a pipeline's sizes repeat). Made outside the lock, so that other threads' lookups
+/// do not wait for them; two threads making the same value at once make equal ones, and
+/// the first kept is both's.
+pub(super) struct Kept<K, V> {
+    table: Mutex<Option<Table<K, V>>>,
+    most: usize,
+}
+
+/// The values by key, and their bytes.
+type Table<K, V> = (FxHashMap<K, Arc<V>>, usize);
+
+impl<K: std::hash::Hash + Eq + Copy, V> Kept<K, V> {
+    pub const fn new(most: usize) -> Kept<K, V> {
+        Kept { table: Mutex::new(None), most }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Table<K, V>) -> R) -> R {
+        f(self.table.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_default())
+    }
+
+    /// `made` (of `bytes`) kept under `key`, or the value kept there first.
+    fn keep_in(&self, (map, used): &mut Table<K, V>, key: K, made: Arc<V>, bytes: usize) -> Arc<V> {
+        if let Some(v) = map.get(&key) {
+            return v.clone();
+        }
+        if *used + bytes > self.most {
+            map.clear();
+            *used = 0;
+        }
+        *used += bytes;
+        map.insert(key, made.clone());
+        made
+    }
+
+    /// The value kept under `key`, else `make()`'s (of `bytes(&value)` bytes), kept.
+    pub fn get_or_make(&self, key: K, make: impl FnOnce() -> V, bytes: impl FnOnce(&V) -> usize) -> Arc<V> {
+        if let Some(v) = self.with(|(map, _)| map.get(&key).cloned()) {
+            return v;
+        }
+        let made = Arc::new(make());
+        let n = bytes(&made);
+        self.with(|t| self.keep_in(t, key, made, n))
+    }
+
+    /// Makes the values of `keys` not yet kept (`make`, on all cores where there are
+    /// several) and keeps them.
+    pub fn make_missing(&self, keys: impl Iterator<Item = K>, make: impl Fn(K) -> V + Sync, bytes: impl Fn(&V) -> usize)
+    where
+        K: Send + Sync,
+        V: Send + Sync,
+    {
+        use rayon::prelude::*;
+        let mut seen = rustc_hash::FxHashSet::default();
+        let missing: Vec<K> = self.with(|(map, _)| keys.filter(|k| !map.contains_key(k) && seen.insert(*k)).collect());
+        let made: Vec<Arc<V>> = match missing.len() {
+            0 => return,
+            1 => vec![Arc::new(make(missing[0]))],
+            _ => missing.par_iter().map(|&k| Arc::new(make(k))).collect(),
+        };
+        self.with(|t| {
+            for (k, v) in missing.into_iter().zip(made) {
+                let n = bytes(&v);
+                self.keep_in(t, k, v, n);
+            }
+        });
+    }
+}
+
 /// `coeffs`' arguments, the box's floats bit for bit.
 type AxisKey = (usize, u32, u32, usize, PilFilter);
 
 /// Most bytes of axes kept (their weights and first inputs, twice for the planes forms
-/// made beside them); past it, the table starts again (a pipeline's sizes repeat; an axis
-/// to 224 is 5 to 20 KB from a photo, about 100 KB from a 4K frame by Lanczos).
-const KEPT_BYTES: usize = 128 << 20;
-
-/// The kept axes, and their bytes.
-#[derive(Default)]
-struct Axes {
-    map: FxHashMap<AxisKey, Arc<PilAxis>>,
-    bytes: usize,
-}
-
-static AXES: Mutex<Option<Axes>> = Mutex::new(None);
-
-fn kept<R>(f: impl FnOnce(&mut Axes) -> R) -> R {
-    f(AXES.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_default())
-}
+/// made beside them); an axis to 224 is 5 to 20 KB from a photo, about 100 KB from a 4K
+/// frame by Lanczos.
+static AXES: Kept<AxisKey, PilAxis> = Kept::new(128 << 20);
 
 fn key((input, in0, in1, out): AxisArgs, filter: PilFilter) -> AxisKey {
     (input, in0.to_bits(), in1.to_bits(), out, filter)
 }
 
-fn make((input, in0, in1, out): AxisArgs, filter: PilFilter) -> Arc<PilAxis> {
-    Arc::new(PilAxis::new(coeffs(input, in0, in1, out, filter), input))
+fn make((input, in0, in1, out, filter): AxisKey) -> PilAxis {
+    let (in0, in1) = (f32::from_bits(in0), f32::from_bits(in1));
+    PilAxis::new(coeffs(input, in0, in1, out, filter), input)
 }
 
-/// `made` kept (where another thread kept the same axis first, its own).
-fn keep(axes: &mut Axes, key: AxisKey, made: Arc<PilAxis>) -> Arc<PilAxis> {
-    let bytes = 2 * (made.weights.len() + made.first.len()) * 4;
-    if axes.bytes + bytes > KEPT_BYTES {
-        axes.map.clear();
-        axes.bytes = 0;
-    }
-    if let Some(a) = axes.map.get(&key) {
-        return a.clone();
-    }
-    axes.bytes += bytes;
-    axes.map.insert(key, made.clone());
-    made
+fn bytes(a: &PilAxis) -> usize {
+    2 * (a.weights.len() + a.first.len()) * 4
 }
 
-/// The axis of `coeffs(input, in0, in1, out, filter)`, kept for the process (made outside
-/// the lock: other threads' lookups do not wait for it; two threads making the same axis
-/// at once make equal ones).
+/// The axis of `coeffs(input, in0, in1, out, filter)`, kept for the process.
 pub(crate) fn axis(args: AxisArgs, filter: PilFilter) -> Arc<PilAxis> {
     let key = key(args, filter);
-    if let Some(a) = kept(|axes| axes.map.get(&key).cloned()) {
-        return a;
-    }
-    let made = make(args, filter);
-    kept(|axes| keep(axes, key, made))
+    AXES.get_or_make(key, || make(key), bytes)
 }
 
 /// Makes the axes of `args` not yet kept, on all cores where there are several, and keeps
@@ -130,19 +171,7 @@ pub(crate) fn axis(args: AxisArgs, filter: PilFilter) -> Arc<PilAxis> {
 /// cores instead, each plan waited on the lock and the threads: 430 to 560 us for 256
 /// plans on a 16-core host, where one core takes about 30 us).
 pub(crate) fn make_missing(args: impl Iterator<Item = AxisArgs>, filter: PilFilter) {
-    use rayon::prelude::*;
-    let mut seen = rustc_hash::FxHashSet::default();
-    let missing: Vec<AxisArgs> = kept(|axes| args.filter(|&a| !axes.map.contains_key(&key(a, filter)) && seen.insert(key(a, filter))).collect());
-    let made: Vec<Arc<PilAxis>> = match missing.len() {
-        0 => return,
-        1 => vec![make(missing[0], filter)],
-        _ => missing.par_iter().map(|&a| make(a, filter)).collect(),
-    };
-    kept(|axes| {
-        for (a, m) in missing.into_iter().zip(made) {
-            keep(axes, key(a, filter), m);
-        }
-    });
+    AXES.make_missing(args.map(|a| key(a, filter)), make, bytes);
 }
 
 #[cfg(test)]

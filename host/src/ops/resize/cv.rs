@@ -3,8 +3,52 @@
 //! and mode. Read from `modules/imgproc/src/resize.cpp` of OpenCV 5.0; the goldens made with
 //! OpenCV 5.0 on the lent machine (`tests/golden/resize.txt`) decide.
 
+use std::sync::Arc;
+
 use super::CvInterpolation;
+use super::axis::Kept;
 use super::plan::{Lists, Plan, Rule, Taps};
+
+/// How an axis is made from its input and output lengths: a plan's width and height are
+/// each a function of their own lengths alone (the plan's kind, of both), so each axis is
+/// made once per process and shared by every size that has it (as Pillow's, `axis.rs`): a
+/// batch of new photos of seen widths and heights plans in lookups.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Made {
+    /// `resizeGeneric_`'s taps for `mode`, the position clamped into the source (across).
+    Generic(CvInterpolation, bool),
+    LinearExact,
+    Nearest,
+    NearestExact,
+}
+
+type AxisKey = (usize, usize, Made);
+
+/// Kept axes (at most 32 MB each: an axis to 224 is 1 to 8 KB).
+static TAPS: Kept<AxisKey, Taps<i16>> = Kept::new(32 << 20);
+static INDICES: Kept<AxisKey, Vec<u32>> = Kept::new(32 << 20);
+static LISTS: Kept<(usize, usize), Lists> = Kept::new(32 << 20);
+
+fn taps(s: usize, d: usize, made: Made) -> Arc<Taps<i16>> {
+    let make = || match made {
+        Made::Generic(mode, clamps) => generic_axis(s, d, mode, clamps),
+        _ => linear_exact_axis(s, d),
+    };
+    TAPS.get_or_make((s, d, made), make, |t| t.weights.len() * 2 + t.first.len() * 4)
+}
+
+fn indices(s: usize, d: usize, made: Made) -> Arc<Vec<u32>> {
+    let make = || match made {
+        Made::Nearest => nearest_axis(s, d),
+        _ => nearest_exact_axis(s, d),
+    };
+    INDICES.get_or_make((s, d, made), make, |v| v.len() * 4)
+}
+
+fn lists(s: usize, d: usize) -> Arc<Lists> {
+    // (The scale as `cv::resize` makes it: the reciprocal of `d / s`, not `s / d`.)
+    LISTS.get_or_make((s, d), || area_lists(s, d, 1.0 / (d as f64 / s as f64)), |l| l.index.len() * 8 + l.start.len() * 4)
+}
 
 /// `INTER_RESIZE_COEF_SCALE`: 11 fractional bits.
 const COEF_SCALE: f32 = 2048.0;
@@ -38,33 +82,17 @@ pub(crate) fn plan((sw, sh): (usize, usize), cn: usize, (dw, dh): (usize, usize)
         if area_fast && iscale == (2, 2) && cn != 2 {
             mode = CvInterpolation::Area;
         } else {
-            return linear_exact((sw, sh), (dw, dh), inv_scale);
+            let (x, y) = (taps(sw, dw, Made::LinearExact), taps(sh, dh, Made::LinearExact));
+            return Plan::Separable { x, y, rule: Rule::Exact };
         }
     }
     match mode {
         CvInterpolation::Nearest => {
-            // `resizeNN`: `min(floor(x / (dw / sw)), sw - 1)` in double.
-            let axis = |s: usize, d: usize, inv: f64| {
-                let step = 1.0 / inv;
-                (0..d).map(|i| ((i as f64 * step).floor() as usize).min(s - 1) as u32).collect()
-            };
-            return Plan::Gather { xs: axis(sw, dw, inv_scale.0), ys: axis(sh, dh, inv_scale.1) };
+            return Plan::Gather { xs: indices(sw, dw, Made::Nearest), ys: indices(sh, dh, Made::Nearest) };
         }
         CvInterpolation::NearestExact => {
-            // `resizeNN_bitexact_tab`: Pillow's nearest neighbour, positions stepped in
-            // double from half a step, truncated.
-            let axis = |s: usize, d: usize| {
-                let step = s as f64 / d as f64;
-                let mut f = step * 0.5;
-                (0..d)
-                    .map(|_| {
-                        let i = (f.floor() as usize).min(s - 1) as u32;
-                        f += step;
-                        i
-                    })
-                    .collect()
-            };
-            return Plan::Gather { xs: axis(sw, dw), ys: axis(sh, dh) };
+            let made = Made::NearestExact;
+            return Plan::Gather { xs: indices(sw, dw, made), ys: indices(sh, dh, made) };
         }
         CvInterpolation::Linear if area_fast && iscale == (2, 2) => mode = CvInterpolation::Area,
         _ => {}
@@ -75,15 +103,43 @@ pub(crate) fn plan((sw, sh): (usize, usize), cn: usize, (dw, dh): (usize, usize)
             let (fx, fy) = (iscale.0 as usize, iscale.1 as usize);
             return Plan::Cells { fx, fy, halving: fx == 2 && fy == 2 && cn != 2 };
         }
-        return Plan::Area { x: area_lists(sw, dw, scale.0), y: area_lists(sh, dh, scale.1) };
+        return Plan::Area { x: lists(sw, dw), y: lists(sh, dh) };
     }
-    generic(sw, (dw, dh), (scale, inv_scale), mode)
+    let rule = match mode {
+        CvInterpolation::Cubic => Rule::Cubic,
+        CvInterpolation::Lanczos4 => Rule::Lanczos,
+        _ => Rule::Linear,
+    };
+    // Linear and area clamp a column's position into the source; rows are clamped by the
+    // runner only.
+    let clamps = !matches!(mode, CvInterpolation::Cubic | CvInterpolation::Lanczos4);
+    Plan::Separable { x: taps(sw, dw, Made::Generic(mode, clamps)), y: taps(sh, dh, Made::Generic(mode, false)), rule }
+}
+
+/// `resizeNN`'s indices: `min(floor(x / (d / s)), s - 1)` in double.
+fn nearest_axis(s: usize, d: usize) -> Vec<u32> {
+    let step = 1.0 / (d as f64 / s as f64);
+    (0..d).map(|i| ((i as f64 * step).floor() as usize).min(s - 1) as u32).collect()
+}
+
+/// `resizeNN_bitexact_tab`'s: Pillow's nearest neighbour, positions stepped in double from
+/// half a step, truncated.
+fn nearest_exact_axis(s: usize, d: usize) -> Vec<u32> {
+    let step = s as f64 / d as f64;
+    let mut f = step * 0.5;
+    (0..d)
+        .map(|_| {
+            let i = (f.floor() as usize).min(s - 1) as u32;
+            f += step;
+            i
+        })
+        .collect()
 }
 
 /// `resize_bitExact` with `interpolationLinear<uchar>`: coordinates in (soft) double,
 /// weights in unsigned 8.8 fixed point; outputs left of the source take its first pixel
 /// whole, right of it its last (weights 256 and 0).
-fn linear_exact((sw, sh): (usize, usize), (dw, dh): (usize, usize), inv_scale: (f64, f64)) -> Plan {
+fn linear_exact_axis(s: usize, d: usize) -> Taps<i16> {
     let axis = |inv: f64, s: usize, d: usize| {
         let scale = 1.0 / inv;
         let mut t = Taps { taps: 2, first: vec![0; d], weights: vec![0; 2 * d] };
@@ -106,7 +162,7 @@ fn linear_exact((sw, sh): (usize, usize), (dw, dh): (usize, usize), inv_scale: (
         }
         t
     };
-    Plan::Separable { x: axis(inv_scale.0, sw, dw), y: axis(inv_scale.1, sh, dh), rule: Rule::Exact }
+    axis(d as f64 / s as f64, s, d)
 }
 
 /// `computeResizeAreaTab`: for each output index, the source indices its cell covers and
@@ -172,16 +228,13 @@ fn lanczos4_coeffs(x: f32) -> [f32; 8] {
     c
 }
 
-/// The generic separable path (`resizeGeneric_`) for linear, cubic, Lanczos-4 and the
-/// bilinear form of area when enlarging: per output index `ksize` taps with 11-bit weights.
-/// Linear and area clamp a column's position into the source (the first tap's weight is
-/// then all); rows are clamped by the runner only.
-fn generic(
-    sw: usize,
-    (dw, dh): (usize, usize),
-    (scale, inv_scale): ((f64, f64), (f64, f64)),
-    mode: CvInterpolation,
-) -> Plan {
+/// One axis of the generic separable path (`resizeGeneric_`) for linear, cubic, Lanczos-4
+/// and the bilinear form of area when enlarging: per output index `ksize` taps with 11-bit
+/// weights; with `clamps`, each position clamped into the source (the first tap's weight
+/// then all), as linear and area clamp a column's.
+fn generic_axis(s: usize, d: usize, mode: CvInterpolation, clamps: bool) -> Taps<i16> {
+    let inv = d as f64 / s as f64;
+    let scale = 1.0 / inv;
     let ksize: usize = match mode {
         CvInterpolation::Cubic => 4,
         CvInterpolation::Lanczos4 => 8,
@@ -189,7 +242,6 @@ fn generic(
     };
     let half = (ksize / 2) as i64;
     let area_mode = mode == CvInterpolation::Area;
-    let clamps = !matches!(mode, CvInterpolation::Cubic | CvInterpolation::Lanczos4);
     let coeffs = |f: f32, to: &mut [i16]| {
         let c: &[f32] = match mode {
             CvInterpolation::Cubic => &cubic_coeffs(f),
@@ -200,39 +252,28 @@ fn generic(
             *t = short_of(v * COEF_SCALE);
         }
     };
-    let position = |d: usize, scale: f64, inv: f64| -> (i64, f32) {
+    let position = |o: usize| -> (i64, f32) {
         if !area_mode {
-            let f = ((d as f64 + 0.5) * scale - 0.5) as f32;
-            let s = f.floor();
-            (s as i64, f - s)
+            let f = ((o as f64 + 0.5) * scale - 0.5) as f32;
+            let p = f.floor();
+            (p as i64, f - p)
         } else {
-            let s = (d as f64 * scale).floor() as i64;
-            let f = ((d + 1) as f64 - (s + 1) as f64 * inv) as f32;
-            (s, if f <= 0.0 { 0.0 } else { f - f.floor() })
+            let p = (o as f64 * scale).floor() as i64;
+            let f = ((o + 1) as f64 - (p + 1) as f64 * inv) as f32;
+            (p, if f <= 0.0 { 0.0 } else { f - f.floor() })
         }
     };
-    let mut x = Taps { taps: ksize, first: vec![0; dw], weights: vec![0; dw * ksize] };
-    for dx in 0..dw {
-        let (mut sx, mut fx) = position(dx, scale.0, inv_scale.0);
-        if clamps && sx < 0 {
-            (fx, sx) = (0.0, 0);
+    let mut t = Taps { taps: ksize, first: vec![0; d], weights: vec![0; d * ksize] };
+    for o in 0..d {
+        let (mut p, mut f) = position(o);
+        if clamps && p < 0 {
+            (f, p) = (0.0, 0);
         }
-        if clamps && sx >= sw as i64 - 1 {
-            (fx, sx) = (0.0, sw as i64 - 1);
+        if clamps && p >= s as i64 - 1 {
+            (f, p) = (0.0, s as i64 - 1);
         }
-        x.first[dx] = (sx - half + 1) as i32;
-        coeffs(fx, &mut x.weights[dx * ksize..(dx + 1) * ksize]);
+        t.first[o] = (p - half + 1) as i32;
+        coeffs(f, &mut t.weights[o * ksize..(o + 1) * ksize]);
     }
-    let mut y = Taps { taps: ksize, first: vec![0; dh], weights: vec![0; dh * ksize] };
-    for dy in 0..dh {
-        let (sy, fy) = position(dy, scale.1, inv_scale.1);
-        y.first[dy] = (sy - half + 1) as i32;
-        coeffs(fy, &mut y.weights[dy * ksize..(dy + 1) * ksize]);
-    }
-    let rule = match mode {
-        CvInterpolation::Cubic => Rule::Cubic,
-        CvInterpolation::Lanczos4 => Rule::Lanczos,
-        _ => Rule::Linear,
-    };
-    Plan::Separable { x, y, rule }
+    t
 }

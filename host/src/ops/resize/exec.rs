@@ -100,7 +100,7 @@ pub(crate) fn run(plan: &Plan, src: &Source, dw: usize, rows: Range<usize>, out:
                     continue;
                 }
                 let row = (src.rows)(ys[y] as usize);
-                for (d, &sx) in to.chunks_exact_mut(cn).zip(xs) {
+                for (d, &sx) in to.chunks_exact_mut(cn).zip(xs.iter()) {
                     if sx != u32::MAX {
                         d.copy_from_slice(&row[sx as usize * cn..(sx as usize + 1) * cn]);
                     }

@@ -322,8 +322,8 @@ impl Stream {
             return Err(Error::WrongContext("the resize source or destination batch".into()));
         }
         // Per image: the crop OpenCV's filters read (a rectangle of the image), the size it
-        // resizes into, and the plan (kept ones found under one lock, new ones made on all
-        // cores: a Pillow plan of a photo takes tens of microseconds; a batch, 256).
+        // resizes into, and the plan (kept ones found under one lock, new ones made of their
+        // kept axes: a new Pillow axis of a photo takes tens of microseconds).
         let requests_start = host_span_start();
         let mut requests = Vec::with_capacity(src.len());
         let mut crops = Vec::with_capacity(src.len());

@@ -15,8 +15,8 @@ use cuimg_abi::yuv::Decode;
 use cuimg_abi::{DevPtr, Kernel, MAX_BATCH_LAUNCH};
 use cudarc::driver::LaunchConfig;
 
-use super::plan::{Plan, area_taps};
-use super::resident::Block;
+use super::plan::{Lists, Plan, area_taps};
+use super::resident::{ACROSS, Block, DOWN};
 use super::tiles::Shape;
 use std::sync::{Arc, Mutex};
 use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
@@ -287,16 +287,20 @@ impl Stream {
     }
 
     fn resize_gather<P: Pixel>(&self, group: &[Work]) -> Result<()> {
-        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
-        let block = |plan: &Plan| match plan {
-            Plan::Gather { xs, ys } => Block::default().part(xs).part(ys),
-            _ => unreachable!("grouped by kind"),
-        };
-        self.with_resident(&plans, block, |arena, placed| {
+        // Each plan's indices across and down, a block each (shared by every size that has
+        // them: `cv.rs`).
+        let items: Vec<(&Arc<Vec<u32>>, u8)> = group
+            .iter()
+            .flat_map(|w| match w.plan.as_ref() {
+                Plan::Gather { xs, ys } => [(xs, ACROSS), (ys, DOWN)],
+                _ => unreachable!("grouped by kind"),
+            })
+            .collect();
+        self.with_blocks(&items, |v: &Vec<u32>, _| Block::default().part(v), |arena, placed| {
             let jobs = group
                 .iter()
-                .zip(placed)
-                .map(|(w, at)| Ok(ResizeJob { x: at.at::<u32>(0)?, y: at.at::<u32>(1)?, ..w.job() }))
+                .zip(placed.chunks_exact(2))
+                .map(|(w, xy)| Ok(ResizeJob { x: xy[0].at::<u32>(0)?, y: xy[1].at::<u32>(0)?, ..w.job() }))
                 .collect::<Result<Vec<_>>>()?;
             // SAFETY: each job's tables hold `dst.width` column and `dst.height` row indices
             // at its offsets in the arena; the planes are guarded views of P's channel count.
@@ -365,21 +369,24 @@ impl Stream {
     }
 
     fn resize_area<P: Pixel>(&self, group: &[Work]) -> Result<()> {
-        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
-        // Per axis: the list starts then the indices (one part), and the weights.
-        let block = |plan: &Plan| match plan {
-            Plan::Area { x, y } => {
-                let ints = |a: &super::plan::Lists| [a.start.as_slice(), a.index.as_slice()].concat();
-                Block::default().part(&ints(x)).part(&x.weight).part(&ints(y)).part(&y.weight)
-            }
-            _ => unreachable!("grouped by kind"),
-        };
-        self.with_resident(&plans, block, |arena, placed| {
+        // Per axis (a block each, shared by every size that has it): the list starts then
+        // the indices (one part), and the weights. (The same lists' padded forms, in the
+        // separable kernels, are blocks of other roles.)
+        let items: Vec<(&Arc<Lists>, u8)> = group
+            .iter()
+            .flat_map(|w| match w.plan.as_ref() {
+                Plan::Area { x, y } => [(x, ACROSS), (y, DOWN)],
+                _ => unreachable!("grouped by kind"),
+            })
+            .collect();
+        let block = |a: &Lists, _| Block::default().part(&[a.start.as_slice(), a.index.as_slice()].concat()).part(&a.weight);
+        self.with_blocks(&items, block, |arena, placed| {
             let jobs = group
                 .iter()
-                .zip(placed)
-                .map(|(w, at)| {
-                    Ok(ResizeJob { x: at.at::<u32>(0)?, xw: at.at::<f32>(1)?, y: at.at::<u32>(2)?, yw: at.at::<f32>(3)?, ..w.job() })
+                .zip(placed.chunks_exact(2))
+                .map(|(w, xy)| {
+                    let (x, y) = (&xy[0], &xy[1]);
+                    Ok(ResizeJob { x: x.at::<u32>(0)?, xw: x.at::<f32>(1)?, y: y.at::<u32>(0)?, yw: y.at::<f32>(1)?, ..w.job() })
                 })
                 .collect::<Result<Vec<_>>>()?;
             let p = |jobs, count, _| ResizeArea { jobs, count, _pad: 0, ints: DevPtr::new(arena), floats: DevPtr::new(arena) };

@@ -238,10 +238,9 @@ pub(crate) type PlanRequest = ((u32, u32), (u32, u32), Option<SourceBox>);
 
 /// [`plan_cached`] for many requests (a batch): the kept plans found under one lock (a
 /// lock per image, taken by all cores at once, cost more than the lookups), the others
-/// planned on all cores, then kept under one more.
+/// planned from their kept axes, then kept under one more.
 pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -> Result<Vec<std::sync::Arc<plan::Plan>>> {
     use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
-    use rayon::prelude::*;
     use rustc_hash::FxHashMap;
     use std::sync::{Arc, Mutex};
     static PLANS: Mutex<Option<FxHashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
@@ -258,35 +257,25 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
     let plan = |&((sw, sh), (dw, dh), boxed): &PlanRequest| plan_boxed::<P>(sw, sh, dw, dh, filter, boxed).map(Arc::new);
     let missing = found.iter().filter(|f| f.is_none()).count();
     let new = || (0..requests.len()).filter(|&i| found[i].is_none());
-    let made: Vec<(usize, Arc<plan::Plan>)> = host_span("plans: make", || match (missing, filter) {
-        (0, _) => Ok(Vec::new()),
-        // Pillow's plans are their axes (`axis.rs`): the batch's new axes made together (on
-        // all cores), then each plan from them in two lookups, one by one.
-        (_, Filter::Pillow(f)) => {
-            if missing > 1 {
-                // (A request its plan refuses below has none.)
-                let args = new().filter(|&i| {
-                    let ((sw, sh), (dw, dh), _) = requests[i];
-                    check_sizes(sw, sh, dw, dh).is_ok()
-                });
-                let args = args.flat_map(|i| {
-                    let ((sw, sh), (dw, dh), boxed) = requests[i];
-                    let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
-                    pil::axes_of(s, d, f, boxed.map(|b| [b.x0, b.y0, b.x1, b.y1]))
-                });
-                axis::make_missing(args, f);
-            }
-            new().map(|i| Ok((i, plan(&requests[i])?))).collect()
+    // Plans are their axes (`axis.rs`, `cv.rs`), each made once: a plan of kept axes is
+    // lookups, so plans are made one by one (on all cores, 256 such plans took 0.4 to 2.5
+    // ms on a 16-core host, the threads waiting on the lock and each other). Pillow's new
+    // axes, tens of microseconds each, are made first, together, on all cores.
+    let made: Vec<(usize, Arc<plan::Plan>)> = host_span("plans: make", || {
+        if let (2.., Filter::Pillow(f)) = (missing, filter) {
+            // (A request its plan refuses below has none.)
+            let args = new().filter(|&i| {
+                let ((sw, sh), (dw, dh), _) = requests[i];
+                check_sizes(sw, sh, dw, dh).is_ok()
+            });
+            let args = args.flat_map(|i| {
+                let ((sw, sh), (dw, dh), boxed) = requests[i];
+                let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
+                pil::axes_of(s, d, f, boxed.map(|b| [b.x0, b.y0, b.x1, b.y1]))
+            });
+            axis::make_missing(args, f);
         }
-        (1, _) => {
-            let i = found.iter().position(Option::is_none).expect("one missing");
-            Ok(vec![(i, plan(&requests[i])?)])
-        }
-        _ => (0..requests.len())
-            .into_par_iter()
-            .filter(|&i| found[i].is_none())
-            .map(|i| Ok((i, plan(&requests[i])?)))
-            .collect::<Result<_>>(),
+        new().map(|i| Ok((i, plan(&requests[i])?))).collect::<Result<_>>()
     })?;
     let mut out = found;
     let keep = host_span_start();

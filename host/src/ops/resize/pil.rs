@@ -120,7 +120,7 @@ pub(crate) fn plan(
             };
             (xs, ys) = (through(x2, &xs), through(y2, &ys));
         }
-        return Plan::Gather { xs, ys };
+        return Plan::Gather { xs: std::sync::Arc::new(xs), ys: std::sync::Arc::new(ys) };
     }
     let passes: Vec<PilPass> = calls.flat_map(|call| resample(call, filter)).collect();
     if passes.is_empty() {

@@ -21,17 +21,12 @@ use cuimg_abi::resize::{
 use super::launch::{Blob, Sink, Work, group_by, offset, tensor_out};
 use super::axis::PilAxis;
 use super::plan::{PilPass, Plan};
-use super::resident::{Block, Placed};
+use super::resident::{ACROSS, Block, DOWN, Placed};
 use super::tiles::{Shape, TileRows, tile_shape};
 use crate::error::Result;
 use crate::pixel::{Channels, Pixel};
 use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
 use crate::runtime::{DeviceBuffer, Stream};
-
-/// The roles of a Pillow axis's block in the arena (`Stream::with_blocks`): an axis that is
-/// one size's width and another's height has a block for each.
-const ACROSS: u8 = 0;
-const DOWN: u8 = 1;
 
 /// The horizontal taps from which Pillow's RGB8 and RGBA8 plans take the tiled kernels that
 /// read taps four at a time as words (`resize_pillow_tiled_words_*`): session 10 measured

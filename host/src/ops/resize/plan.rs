@@ -4,6 +4,8 @@
 //! the runners is integer sums and shifts, and, for OpenCV's cubic and area paths, float
 //! products and sums in a fixed order.
 
+use std::sync::Arc;
+
 /// Per output index, the first of `taps` source indices (consecutive, each clamped into the
 /// source by the runner: a replicated border) and their weights.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,22 +104,23 @@ pub(crate) struct PilPass {
     pub window: usize,
 }
 
-/// A resize, as tables.
+/// A resize, as tables (each axis's kept for the process and shared by every plan that has
+/// it: `axis.rs`, `cv.rs`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Plan {
     /// The same size: a copy.
     Copy,
     /// Each output pixel copies source pixel `(xs[x], ys[y])`; `u32::MAX` in either leaves
     /// it 0 (Pillow's NEAREST outside the box).
-    Gather { xs: Vec<u32>, ys: Vec<u32> },
+    Gather { xs: Arc<Vec<u32>>, ys: Arc<Vec<u32>> },
     /// OpenCV's separable fixed point: the horizontal sums of `y.taps` rows, `x.taps`
     /// 11-bit (or 8.8) weights each, then the vertical `rule`.
-    Separable { x: Taps<i16>, y: Taps<i16>, rule: Rule },
+    Separable { x: Arc<Taps<i16>>, y: Arc<Taps<i16>>, rule: Rule },
     /// OpenCV's integer-factor area: the sum of each `fx` x `fy` cell, `(sum + 2) >> 2`
     /// when `halving`, else the sum times `1.f / (fx * fy)` rounded to even.
     Cells { fx: usize, fy: usize, halving: bool },
     /// OpenCV's area average in float: each source row's weighted sums, then the rows'.
-    Area { x: Lists, y: Lists },
+    Area { x: Arc<Lists>, y: Arc<Lists> },
     /// Pillow's passes, colors premultiplied by alpha first and divided after when
     /// `premultiply`.
     Pillow { passes: Vec<PilPass>, premultiply: bool },

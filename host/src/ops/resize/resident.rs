@@ -2,30 +2,26 @@
 //! sizes were seen before uploads only its jobs.
 //!
 //! A batch of 256 photos to 224x224 uploaded 0.5 to 3.7 MB of tables every call (pageable
-//! copies), more than its kernels' time. Each stream keeps an arena: every plan's tables are
-//! one block in it, placed on the plan's first use on that stream and read by every later
-//! launch; the jobs (where each image's pixels are) still go up with each call. The arena is
-//! the stream's alone, so a new block never makes another stream wait. When a launch's new
-//! blocks do not fit, a larger arena replaces it and the launch's blocks go there (the old
-//! one is freed after the work that reads it, as every buffer is).
-//!
-//! A block is of an item in a role: a plan (its own tables), or, for Pillow's tiled
-//! launches, one axis of Pillow's plans across or down (`axis.rs`), shared by every size
-//! that has it: a batch of sizes never seen, whose widths and heights were, uploads nothing
-//! but its jobs.
+//! copies), more than its kernels' time. Each stream keeps an arena: every axis's tables
+//! (a plan's width or height, `axis.rs` and `cv.rs`, shared by every size that has it) are
+//! one block in it for each role they take (across or down, and the area's paddings),
+//! placed on first use on that stream and read by every later launch: a batch of sizes
+//! never seen, whose widths and heights were, uploads only its jobs (where each image's
+//! pixels are). The arena is the stream's alone, so a new block never makes another stream
+//! wait. When a launch's new blocks do not fit, a larger arena replaces it and the launch's
+//! blocks go there (the old one is freed after the work that reads it, as every buffer is).
 
 use std::any::Any;
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::plan::Plan;
 use super::tiles::{NO_SPAN, Spans, TILE_HEIGHTS};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceBuffer, Stream};
 use crate::runtime::knobs::host_span;
 
-/// A plan's tables as one block: its parts, each at a 16-byte boundary (vectors, for the
+/// An axis's tables as one block: its parts, each at a 16-byte boundary (vectors, for the
 /// kernels that read their tables 16 bytes a load); and what the
 /// launches ask of it each call, worked out once (the spans of its tiles).
 pub(super) struct Block {
@@ -136,6 +132,11 @@ impl Record {
 /// The most parts a block has (a plan's four, an axis's of Pillow's four across).
 const PARTS: usize = 4;
 
+/// The roles of an axis's block (`Stream::with_blocks`): an axis that is one size's width
+/// and another's height has a block for each. (Roles may carry more above bit 0.)
+pub(super) const ACROSS: u8 = 0;
+pub(super) const DOWN: u8 = 1;
+
 /// An item's address and its role.
 type Key = (usize, u8);
 
@@ -144,21 +145,10 @@ fn key<T>(item: &Arc<T>, role: u8) -> Key {
 }
 
 impl Stream {
-    /// Runs `launch(arena's device address, each plan's parts)` while the arena is read on
-    /// this stream, after placing the blocks (`block(plan)`) of the plans not yet in it, in
-    /// one upload.
-    pub(super) fn with_resident<R>(
-        &self,
-        plans: &[&Arc<Plan>],
-        block: impl Fn(&Plan) -> Block + Sync,
-        launch: impl FnOnce(u64, &[Placed<'_>]) -> Result<R>,
-    ) -> Result<R> {
-        let items: Vec<(&Arc<Plan>, u8)> = plans.iter().map(|&p| (p, 0)).collect();
-        self.with_blocks(&items, |p, _| block(p), launch)
-    }
-
-    /// [`Stream::with_resident`] for items in roles: each `(item, role)` one block
-    /// (`block(item, role)`), placed once; `launch` gets each's parts in `items`' order.
+    /// Runs `launch(arena's device address, each item's parts in `items`' order)` while the
+    /// arena is read on this stream, after placing the blocks (`block(item, role)`) of the
+    /// items not yet in it, in one upload: an item is a plan or an axis, each `(item, role)`
+    /// one block, placed once.
     pub(super) fn with_blocks<T: Send + Sync + 'static, R>(
         &self,
         items: &[(&Arc<T>, u8)],

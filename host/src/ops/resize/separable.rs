@@ -23,8 +23,8 @@ use cuimg_abi::resize::{
 };
 
 use super::launch::{Blob, Sink, Work, offset, tensor_out};
-use super::plan::{Plan, cubic_vector_elems};
-use super::resident::Block;
+use super::plan::{Lists, Plan, Taps, cubic_vector_elems};
+use super::resident::{ACROSS, Block, DOWN, Placed};
 use super::tiles::{Shape, TileRows, tile_shape};
 use crate::error::{Error, Result};
 use crate::pixel::{Channels, Pixel};
@@ -52,50 +52,86 @@ impl Stream {
         (xt, yt, rule): (usize, usize, u32),
         sink: Sink,
     ) -> Result<()> {
-        let plans: Vec<&Arc<Plan>> = group.iter().map(|w| &w.plan).collect();
-        let block = |plan: &Plan| match plan {
-            Plan::Separable { x, y, .. } => {
-                Block::default().part(&x.first).part(&y.first).part(&x.weights).part(&y.weights).spans(&y.first, y.taps)
-            }
-            Plan::Area { x, y } => {
-                let (x, y) = (x.padded(xt), y.padded(yt));
-                Block::default().part(&x.first).part(&y.first).part(&x.weights).part(&y.weights).spans(&y.first, y.taps)
-            }
-            _ => unreachable!("grouped by kind"),
+        // Each plan's two axes, across then down: a block each in the arena, shared by every
+        // size that has them (`cv.rs`). Parts 0 and 1: the first inputs and the weights;
+        // down, the spans of its tiles.
+        let parts = |first: &[i32], taps: usize, b: Block, role: u8| match role & 1 {
+            DOWN => b.spans(first, taps),
+            _ => b,
         };
-        host_span("separable: all", || {
-            self.with_resident(&plans, block, |arena, placed| {
-                let rows: Vec<TileRows> = host_span("separable: rows", || {
-                    group.iter().zip(placed).map(|(w, at)| (at.spans(), w.dst.height, w.dst.width)).collect()
-                });
-                // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
-                let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, SEPARABLE_TILE_ROWS, self.sms()))
-                    .ok_or_else(|| Error::InvalidParameter {
-                        what: "a separable resize plan".into(),
-                        why: "its tile does not fit".into(),
-                    })?;
-                let jobs = host_span("separable: jobs", || {
-                    let mut jobs = Vec::with_capacity(group.len());
-                    for (w, at) in group.iter().zip(placed) {
-                        let (xw, yw) = if rule == RULE_AREA {
-                            (at.at::<f32>(2)?, at.at::<f32>(3)?)
-                        } else {
-                            (at.at::<i16>(2)?, at.at::<i16>(3)?)
-                        };
-                        jobs.push(ResizeJob {
-                            x: at.at::<i32>(0)?,
-                            y: at.at::<i32>(1)?,
-                            xw,
-                            yw,
-                            extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
-                            ..w.job()
-                        });
-                    }
-                    Ok::<_, Error>(jobs)
+        host_span("separable: all", || match rule == RULE_AREA {
+            false => {
+                let items: Vec<(&Arc<Taps<i16>>, u8)> = group
+                    .iter()
+                    .flat_map(|w| match w.plan.as_ref() {
+                        Plan::Separable { x, y, .. } => [(x, ACROSS), (y, DOWN)],
+                        _ => unreachable!("grouped by kind"),
+                    })
+                    .collect();
+                let block = |t: &Taps<i16>, role: u8| parts(&t.first, t.taps, Block::default().part(&t.first).part(&t.weights), role);
+                self.separable_tiled::<P, _>(group, &items, block, (xt, yt, rule), sink)
+            }
+            // The area's lists padded to the launch's taps: a block for each padding (the
+            // role's rest), apart from the same lists' other forms.
+            true => {
+                let items: Vec<(&Arc<Lists>, u8)> = group
+                    .iter()
+                    .flat_map(|w| match w.plan.as_ref() {
+                        Plan::Area { x, y } => [(x, ACROSS | (xt as u8) << 1), (y, DOWN | (yt as u8) << 1)],
+                        _ => unreachable!("grouped by kind"),
+                    })
+                    .collect();
+                let block = |l: &Lists, role: u8| {
+                    let t = l.padded((role >> 1) as usize);
+                    parts(&t.first, t.taps, Block::default().part(&t.first).part(&t.weights), role)
+                };
+                self.separable_tiled::<P, _>(group, &items, block, (xt, yt, rule), sink)
+            }
+        })
+    }
+
+    /// [`Stream::resize_separable`]'s launch, its axes' blocks `block(axis, role)`, two a
+    /// job (`items`: across, down).
+    fn separable_tiled<P: Pixel, T: Send + Sync + 'static>(
+        &self,
+        group: &[Work],
+        items: &[(&Arc<T>, u8)],
+        block: impl Fn(&T, u8) -> Block + Sync,
+        (xt, yt, rule): (usize, usize, u32),
+        sink: Sink,
+    ) -> Result<()> {
+        self.with_blocks(items, block, |arena, placed| {
+            let placed: Vec<(&Placed<'_>, &Placed<'_>)> = placed.chunks_exact(2).map(|xy| (&xy[0], &xy[1])).collect();
+            let rows: Vec<TileRows> = host_span("separable: rows", || {
+                group.iter().zip(&placed).map(|(w, (_, down))| (down.spans(), w.dst.height, w.dst.width)).collect()
+            });
+            // One row of at most 8 taps of 64 pixels of 4 channels' sums: 8 KiB, which fits.
+            let shape = host_span("separable: tile shape", || tile_shape(&rows, P::CHANNELS, 4, SEPARABLE_TILE_ROWS, self.sms()))
+                .ok_or_else(|| Error::InvalidParameter {
+                    what: "a separable resize plan".into(),
+                    why: "its tile does not fit".into(),
                 })?;
-                // SAFETY: below, with the tables in the arena.
-                unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena, sink) }
-            })
+            let jobs = host_span("separable: jobs", || {
+                let mut jobs = Vec::with_capacity(group.len());
+                for (w, (across, down)) in group.iter().zip(&placed) {
+                    let (xw, yw) = if rule == RULE_AREA {
+                        (across.at::<f32>(1)?, down.at::<f32>(1)?)
+                    } else {
+                        (across.at::<i16>(1)?, down.at::<i16>(1)?)
+                    };
+                    jobs.push(ResizeJob {
+                        x: across.at::<i32>(0)?,
+                        y: down.at::<i32>(0)?,
+                        xw,
+                        yw,
+                        extra: offset(cubic_vector_elems(w.dst.width as usize * P::CHANNELS))?,
+                        ..w.job()
+                    });
+                }
+                Ok::<_, Error>(jobs)
+            })?;
+            // SAFETY: below, with the tables in the arena.
+            unsafe { self.separable_launch::<P>(&jobs, (xt, yt, rule), shape, arena, sink) }
         })
     }
 
