@@ -140,29 +140,27 @@ fn nearest_exact_axis(s: usize, d: usize) -> Vec<u32> {
 /// weights in unsigned 8.8 fixed point; outputs left of the source take its first pixel
 /// whole, right of it its last (weights 256 and 0).
 fn linear_exact_axis(s: usize, d: usize) -> Taps<i16> {
-    let axis = |inv: f64, s: usize, d: usize| {
-        let scale = 1.0 / inv;
-        let mut t = Taps { taps: 2, first: vec![0; d], weights: vec![0; 2 * d] };
-        for v in 0..d {
-            let f = scale * (v as f64 + 0.5) - 0.5;
-            let i = f.floor() as i64;
-            let (first, w) = if i >= 0 && s > 1 {
-                if i < s as i64 - 1 {
-                    // ufixedpoint16 from a double: rounded to nearest.
-                    let c1 = round_even((f - i as f64) * 256.0) as i16;
-                    (i, [256 - c1, c1])
-                } else {
-                    (s as i64 - 1, [256, 0])
-                }
+    // (The scale as `cv::resize` makes it: the reciprocal of `d / s`.)
+    let scale = 1.0 / (d as f64 / s as f64);
+    let mut t = Taps { taps: 2, first: vec![0; d], weights: vec![0; 2 * d] };
+    for v in 0..d {
+        let f = scale * (v as f64 + 0.5) - 0.5;
+        let i = f.floor() as i64;
+        let (first, w) = if i >= 0 && s > 1 {
+            if i < s as i64 - 1 {
+                // ufixedpoint16 from a double: rounded to nearest.
+                let c1 = round_even((f - i as f64) * 256.0) as i16;
+                (i, [256 - c1, c1])
             } else {
-                (0, [256, 0])
-            };
-            t.first[v] = first as i32;
-            t.weights[2 * v..2 * v + 2].copy_from_slice(&w);
-        }
-        t
-    };
-    axis(d as f64 / s as f64, s, d)
+                (s as i64 - 1, [256, 0])
+            }
+        } else {
+            (0, [256, 0])
+        };
+        t.first[v] = first as i32;
+        t.weights[2 * v..2 * v + 2].copy_from_slice(&w);
+    }
+    t
 }
 
 /// `computeResizeAreaTab`: for each output index, the source indices its cell covers and
