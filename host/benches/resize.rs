@@ -138,9 +138,10 @@ fn tiled<P: Pixel>(photo: &Image<Rgb8>, w: u32, h: u32) -> Image<P> {
 }
 
 /// The batch: 256 crops of the tiled photo, 640x480 with each side within 20% (with
-/// `aligned`, each width rounded down to a multiple of 4).
-fn batch_sizes(aligned: bool) -> Vec<(u32, u32)> {
-    let mut r = SmallRng::seed_from_u64(28);
+/// `aligned`, each width rounded down to a multiple of 4), drawn from `seed` (the batch's
+/// 28).
+fn batch_sizes(seed: u64, aligned: bool) -> Vec<Size> {
+    let mut r = SmallRng::seed_from_u64(seed);
     let w = |w: u32| if aligned { w & !3 } else { w };
     (0..256).map(|_| (w(r.random_range(512..=768)), r.random_range(384..=576))).collect()
 }
@@ -162,9 +163,7 @@ fn fresh_batches(
 ) {
     let batches: Vec<(Vec<Size>, cuimg::DeviceBatch<Rgb8>)> = (0..FRESH as u64)
         .map(|k| {
-            let mut r = SmallRng::seed_from_u64(1000 + k);
-            let sizes: Vec<(u32, u32)> =
-                (0..256).map(|_| (r.random_range(512..=768), r.random_range(384..=576))).collect();
+            let sizes = batch_sizes(1000 + k, false);
             let views: Vec<_> =
                 sizes.iter().map(|&(w, h)| big.view().roi(cuimg::Rect::new(0, 0, w, h)).unwrap()).collect();
             let batch = s.upload_batch(&views).unwrap();
@@ -297,7 +296,7 @@ fn main() {
     }
 
     // The batch: 256 ragged photos to 224x224, RGB8, one launch per kind of plan.
-    let sizes = batch_sizes(o.aligned_batch);
+    let sizes = batch_sizes(28, o.aligned_batch);
     let big = tiled::<Rgb8>(&photo, 768, 576);
     let photos: Vec<Image<Rgb8>> = sizes.iter().map(|&(w, h)| Image::from_fn(w, h, |x, y| big.get(x, y))).collect();
     if let Some(d) = &o.dump {

@@ -5,6 +5,7 @@
 //! before and divided after, as `Image.resize` does for `LA` and `RGBA`.
 
 use super::PilFilter;
+use super::axis::axis;
 use super::plan::{PilPass, Plan, Taps};
 
 /// Fixed-point bits of the weights (`PRECISION_BITS`: 32 - 8 - 2).
@@ -169,16 +170,17 @@ pub(crate) fn axes_of(
     filter: PilFilter,
     boxed: Option<[f32; 4]>,
 ) -> impl Iterator<Item = AxisArgs> {
+    // (A copy's one call has none: `call_axes`.)
     let b = boxed.unwrap_or([0.0, 0.0, sw as f32, sh as f32]);
-    let none = filter == PilFilter::Nearest || ((sw, sh) == (dw, dh) && b == [0.0, 0.0, sw as f32, sh as f32]);
-    calls((sw, sh), (dw, dh), b).take(if none { 0 } else { 2 }).filter_map(call_axes).flat_map(|(v, h, _)| [Some(v), h]).flatten()
+    let calls = calls((sw, sh), (dw, dh), b).take(if filter == PilFilter::Nearest { 0 } else { 2 });
+    calls.filter_map(call_axes).flat_map(|(v, h, _)| [Some(v), h]).flatten()
 }
 
 /// `ImagingResampleInner`: the horizontal pass over the rows the vertical one reads, then
 /// the vertical pass, each only where the size or the box asks for it.
 fn resample(call: Call, filter: PilFilter) -> Vec<PilPass> {
     let Some((down, across, need_v)) = call_axes(call) else { return Vec::new() };
-    let (((sw, sh), (dw, dh), _), axis) = (call, super::axis::axis);
+    let (_, (dw, dh), _) = call;
     // Each axis kept (`axis.rs`): a size whose width and height were seen plans in two lookups.
     let vert = axis(down, filter);
     let mut passes = Vec::new();
@@ -188,13 +190,11 @@ fn resample(call: Call, filter: PilFilter) -> Vec<PilPass> {
         // last output's last.
         let (first, last) = vert.reach;
         let taps = axis(across, filter);
-        let window = taps.window;
-        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps, input: sw, window });
+        passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps });
         offset = first;
     }
     if need_v {
-        let window = vert.window;
-        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert, input: sh, window });
+        passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert });
     }
     passes
 }

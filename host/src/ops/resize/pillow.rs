@@ -88,8 +88,8 @@ pub fn pillow_mma(always: Option<bool>) {
 /// Plans that shrink one side and grow the other were not measured and keep the others.
 fn mma_pays(passes: &[PilPass], channels: usize) -> bool {
     let (h, v) = (&passes[0], &passes[1]);
-    let down = h.input > h.out.0 && v.input > v.out.1;
-    let up = h.input < h.out.0 && v.input < v.out.1;
+    let down = h.taps.input > h.out.0 && v.taps.input > v.out.1;
+    let up = h.taps.input < h.out.0 && v.taps.input < v.out.1;
     match (channels, down, up) {
         (1, _, _) => down || up,
         (_, true, _) => h.taps.taps >= 7,
@@ -291,7 +291,7 @@ impl Stream {
             premultiply |= *pre;
             // The `_mma` kernels: every window of 8 outputs within their steps.
             mma_plans = mma_plans
-                && passes.iter().all(|p| p.window <= 16 * PILLOW_MMA_STEPS as usize)
+                && passes.iter().all(|p| p.taps.window <= 16 * PILLOW_MMA_STEPS as usize)
                 && (choice == MMA_ALWAYS || mma_pays(passes, P::CHANNELS));
         }
         // Each plan's two axes, across then down: a block each in the arena, shared by every

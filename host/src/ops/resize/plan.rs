@@ -96,12 +96,9 @@ pub(crate) struct PilPass {
     /// Horizontal: output row `r` reads input row `r + offset`. Vertical: output index `i`
     /// reads input rows `taps.first[i] - offset + k`.
     pub offset: usize,
-    /// The axis's taps, kept for the process and shared by every plan of it.
-    pub taps: std::sync::Arc<super::axis::PilAxis>,
-    /// The input's length along the pass (its taps lie in `0..input`).
-    pub input: usize,
-    /// What the GPU's `_mma` kernels ask of the pass (`pil::window8`).
-    pub window: usize,
+    /// The axis's taps, kept for the process and shared by every plan of it (with the
+    /// input's length along the pass and what the GPU's `_mma` kernels ask of it).
+    pub taps: Arc<super::axis::PilAxis>,
 }
 
 /// A resize, as tables (each axis's kept for the process and shared by every plan that has

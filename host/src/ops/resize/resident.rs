@@ -190,31 +190,30 @@ impl Stream {
                 .filter(|&(p, role)| !r.index.contains_key(&key(p, role)) && seen.insert(key(p, role)))
                 .collect()
         };
-        let blocks = |new: &[(&Arc<T>, u8)]| -> Vec<Block> {
+        let make = |new: &[(&Arc<T>, u8)]| -> Vec<Block> {
             match new.len() {
                 0..8 => new.iter().map(|&(p, role)| block(p, role)).collect(),
                 _ => new.par_iter().map(|&(p, role)| block(p, role)).collect(),
             }
         };
         let mut new = missing(r);
-        let mut blocks_new = blocks(&new);
+        let mut blocks = make(&new);
         let size = |b: &[Block]| b.iter().map(|b| (b.bytes.len() as u64).next_multiple_of(ALIGN as u64)).sum::<u64>();
         let capacity = r.arena.as_ref().map_or(0, |a| a.len() as u64);
-        if r.used + size(&blocks_new) > capacity {
+        if r.used + size(&blocks) > capacity {
             // A new arena for this launch's blocks, room to grow after them.
             r.index.clear();
             r.records.clear();
             r.used = 0;
             new = missing(r);
-            blocks_new = blocks(&new);
-            let want = (2 * size(&blocks_new)).max(2 * capacity).max(FIRST);
-            if size(&blocks_new) > MOST {
-                return Err(Error::TooLarge { what: "one launch's resize tables".into(), size: size(&blocks_new), limit: MOST });
+            blocks = make(&new);
+            let want = (2 * size(&blocks)).max(2 * capacity).max(FIRST);
+            if size(&blocks) > MOST {
+                return Err(Error::TooLarge { what: "one launch's resize tables".into(), size: size(&blocks), limit: MOST });
             }
             r.arena = None; // freed (after its readers) before the next is allocated
             r.arena = Some(self.alloc_slice::<u8>(want.min(MOST) as usize)?);
         }
-        let blocks = blocks_new;
         let arena = r.arena.as_mut().expect("made above");
         if !blocks.is_empty() {
             let mut bytes = Vec::with_capacity(size(&blocks) as usize);
