@@ -3,7 +3,8 @@
 //! 193 heights, however many of its 49,601 sizes it holds. Planned size by size, a batch
 //! of 256 sizes never seen took 60 to 80 ms on the lent machines (a Lanczos axis alone
 //! about 90 us on one core: its weights are sines in double); planned axis by axis, a size
-//! whose width and height were seen before costs two lookups. OpenCV's axes are kept the
+//! whose width and height were seen before costs two lookups (a batch's, all under one
+//! lock: [`axes`]). OpenCV's axes are kept the
 //! same way, in tables of [`Kept`] (`cv.rs`).
 //!
 //! An axis is a pure function of its key (`coeffs`' arguments), so the kept one is the one
@@ -115,27 +116,37 @@ impl<K: std::hash::Hash + Eq + Copy, V> Kept<K, V> {
         self.with(|t| self.keep_in(t, key, made, n))
     }
 
-    /// Makes the values of `keys` not yet kept (`make`, on all cores where there are
-    /// several) and keeps them.
-    pub fn make_missing(&self, keys: impl Iterator<Item = K>, make: impl Fn(K) -> V + Sync, bytes: impl Fn(&V) -> usize)
+    /// The values of `keys`, in order: the kept ones found under one lock (a lock a key
+    /// cost a batch of 256 sizes more than its lookups), the others made (on all cores
+    /// where there are several, outside the lock) and kept under one more.
+    pub fn get_many(&self, keys: &[K], make: impl Fn(K) -> V + Sync, bytes: impl Fn(&V) -> usize) -> Vec<Arc<V>>
     where
         K: Send + Sync,
         V: Send + Sync,
     {
         use rayon::prelude::*;
+        let found: Vec<Option<Arc<V>>> = self.with(|(map, _)| keys.iter().map(|k| map.get(k).cloned()).collect());
         let mut seen = rustc_hash::FxHashSet::default();
-        let missing: Vec<K> = self.with(|(map, _)| keys.filter(|k| !map.contains_key(k) && seen.insert(*k)).collect());
+        let missing: Vec<K> = keys.iter().zip(&found).filter(|(k, f)| f.is_none() && seen.insert(**k)).map(|(k, _)| *k).collect();
+        if missing.is_empty() {
+            return found.into_iter().map(|f| f.expect("found")).collect();
+        }
         let made: Vec<Arc<V>> = match missing.len() {
-            0 => return,
             1 => vec![Arc::new(make(missing[0]))],
             _ => missing.par_iter().map(|&k| Arc::new(make(k))).collect(),
         };
-        self.with(|t| {
-            for (k, v) in missing.into_iter().zip(made) {
-                let n = bytes(&v);
-                self.keep_in(t, k, v, n);
-            }
+        // (What was kept first, where another thread made the same key meanwhile.)
+        let kept: FxHashMap<K, Arc<V>> = self.with(|t| {
+            missing
+                .into_iter()
+                .zip(made)
+                .map(|(k, v)| {
+                    let n = bytes(&v);
+                    (k, self.keep_in(t, k, v, n))
+                })
+                .collect()
         });
+        keys.iter().zip(found).map(|(k, f)| f.unwrap_or_else(|| kept[k].clone())).collect()
     }
 }
 
@@ -166,12 +177,18 @@ pub(crate) fn axis(args: AxisArgs, filter: PilFilter) -> Arc<PilAxis> {
     AXES.get_or_make(key, || make(key), bytes)
 }
 
-/// Makes the axes of `args` not yet kept, on all cores where there are several, and keeps
-/// them: a batch of new sizes then plans one by one, two lookups a size (made on all
-/// cores instead, each plan waited on the lock and the threads: 430 to 560 us for 256
-/// plans on a 16-core host, where one core takes about 30 us).
-pub(crate) fn make_missing(args: impl Iterator<Item = AxisArgs>, filter: PilFilter) {
-    AXES.make_missing(args.map(|a| key(a, filter)), make, bytes);
+/// The axes of `args`, in order (see [`Kept::get_many`]): a batch of new sizes whose
+/// widths and heights were seen plans in one lookup an axis under one lock (made one by one
+/// instead, each plan took the lock twice; made on all cores, each plan waited on the lock
+/// and the threads: 430 to 560 us for 256 plans on a 16-core host).
+pub(crate) fn axes(args: &[AxisArgs], filter: PilFilter) -> Vec<Arc<PilAxis>> {
+    let keys: Vec<AxisKey> = args.iter().map(|&a| key(a, filter)).collect();
+    AXES.get_many(&keys, make, bytes)
+}
+
+/// Whether two axes' arguments are the same key (the box's floats bit for bit).
+pub(crate) fn same(a: AxisArgs, b: AxisArgs) -> bool {
+    (a.0, a.1.to_bits(), a.2.to_bits(), a.3) == (b.0, b.1.to_bits(), b.2.to_bits(), b.3)
 }
 
 #[cfg(test)]

@@ -255,27 +255,14 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
     });
     // Planned outside the lock: other threads' lookups do not wait for it.
     let plan = |&((sw, sh), (dw, dh), boxed): &PlanRequest| plan_boxed::<P>(sw, sh, dw, dh, filter, boxed).map(Arc::new);
-    let missing = found.iter().filter(|f| f.is_none()).count();
     let new = || (0..requests.len()).filter(|&i| found[i].is_none());
     // Plans are their axes (`axis.rs`, `cv.rs`), each made once: a plan of kept axes is
     // lookups, so plans are made one by one (on all cores, 256 such plans took 0.4 to 2.5
-    // ms on a 16-core host, the threads waiting on the lock and each other). Pillow's new
-    // axes, tens of microseconds each, are made first, together, on all cores.
-    let made: Vec<(usize, Arc<plan::Plan>)> = host_span("plans: make", || {
-        if let (2.., Filter::Pillow(f)) = (missing, filter) {
-            // (A request its plan refuses below has none.)
-            let args = new().filter(|&i| {
-                let ((sw, sh), (dw, dh), _) = requests[i];
-                check_sizes(sw, sh, dw, dh).is_ok()
-            });
-            let args = args.flat_map(|i| {
-                let ((sw, sh), (dw, dh), boxed) = requests[i];
-                let (s, d) = ((sw as usize, sh as usize), (dw as usize, dh as usize));
-                pil::axes_of(s, d, f, boxed.map(|b| [b.x0, b.y0, b.x1, b.y1]))
-            });
-            axis::make_missing(args, f);
-        }
-        new().map(|i| Ok((i, plan(&requests[i])?))).collect::<Result<_>>()
+    // ms on a 16-core host, the threads waiting on the lock and each other). Pillow's axes
+    // are looked up together, the new ones made together on all cores.
+    let made: Vec<(usize, Arc<plan::Plan>)> = host_span("plans: make", || match filter {
+        Filter::Pillow(f) => pillow_plans::<P>(requests, new(), f),
+        Filter::OpenCv(_) => new().map(|i| Ok((i, plan(&requests[i])?))).collect(),
     })?;
     let mut out = found;
     let keep = host_span_start();
@@ -292,4 +279,88 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
     }
     host_span_end("plans: keep", keep);
     Ok(out.into_iter().map(|p| p.expect("found or made")).collect())
+}
+
+/// The plans of Pillow's requests `new` (after [`check_sizes`], as [`plan_boxed`]), all
+/// their axes looked up under one lock (`axis::axes`), the new ones made together.
+fn pillow_plans<P: Pixel>(
+    requests: &[PlanRequest],
+    new: impl Iterator<Item = usize> + Clone,
+    f: PilFilter,
+) -> Result<Vec<(usize, std::sync::Arc<plan::Plan>)>> {
+    let sizes = |i: usize| {
+        let ((sw, sh), (dw, dh), boxed) = requests[i];
+        ((sw as usize, sh as usize), (dw as usize, dh as usize), boxed.map(|b| [b.x0, b.y0, b.x1, b.y1]))
+    };
+    let (mut args, mut ends) = (Vec::new(), Vec::new());
+    for i in new.clone() {
+        let ((sw, sh), (dw, dh), _) = requests[i];
+        check_sizes(sw, sh, dw, dh)?;
+        let (s, d, b) = sizes(i);
+        args.extend(pil::axes_of(s, d, f, b));
+        ends.push(args.len());
+    }
+    let axes = axis::axes(&args, f);
+    let mut start = 0;
+    let plans = new.zip(ends).map(|(i, end)| {
+        // Each plan asks for its axes in the order `axes_of` named them.
+        let mut given = args[start..end].iter().zip(&axes[start..end]);
+        start = end;
+        let mut axis_of = |a| match given.next() {
+            Some((&g, x)) if axis::same(g, a) => x.clone(),
+            _ => {
+                debug_assert!(false, "{a:?}: `axes_of` names a plan's axes in the order it asks for them");
+                axis::axis(a, f)
+            }
+        };
+        let (s, d, b) = sizes(i);
+        (i, std::sync::Arc::new(pil::plan_with(s, P::ALPHA.is_some(), d, f, b, &mut axis_of)))
+    });
+    Ok(plans.collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Gray8, Rgba8};
+
+    /// A batch's plans, planned together (its axes looked up and made together), are each
+    /// size's own: every Pillow filter, with sizes repeated in the batch, copies, boxes,
+    /// images so tall `Image.resize` makes two calls, alpha; and a bad size's error is
+    /// the one its own plan gives.
+    #[test]
+    fn a_batchs_plans_are_each_sizes_own() {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand::rngs::SmallRng::seed_from_u64(23);
+        let mut requests: Vec<PlanRequest> = (0..40).map(|_| ((r.random_range(1..=90), r.random_range(1..=90)), (r.random_range(1..=50), r.random_range(1..=50)), None)).collect();
+        requests.extend_from_within(..5);
+        let boxed = |x0, y0, x1, y1| Some(SourceBox { x0, y0, x1, y1 });
+        requests.extend([
+            ((64, 48), (64, 48), None),
+            ((64, 48), (64, 48), boxed(0.5, 0.0, 64.0, 48.0)),
+            ((64, 48), (30, 20), boxed(3.25, 1.5, 60.0, 47.0)),
+            ((3, 700), (2, 5), None),
+            ((3, 700), (3, 5), boxed(0.0, 10.5, 3.0, 650.0)),
+            ((1, 1), (7, 3), None),
+        ]);
+        for (_, filter) in Filter::ALL {
+            let want = |request: &PlanRequest| {
+                let ((sw, sh), (dw, dh), b) = *request;
+                (plan_boxed::<Rgba8>(sw, sh, dw, dh, filter, b).unwrap(), plan_boxed::<Gray8>(sw, sh, dw, dh, filter, b).unwrap())
+            };
+            // (OpenCV's filters take no box.)
+            let requests: Vec<PlanRequest> =
+                requests.iter().copied().filter(|q| matches!(filter, Filter::Pillow(_)) || q.2.is_none()).collect();
+            let (alpha, gray) = (plans_cached::<Rgba8>(&requests, filter).unwrap(), plans_cached::<Gray8>(&requests, filter).unwrap());
+            for (i, q) in requests.iter().enumerate() {
+                let (a, g) = want(q);
+                assert_eq!(*alpha[i], a, "{filter:?} {q:?}");
+                assert_eq!(*gray[i], g, "{filter:?} {q:?}");
+            }
+            let bad = [requests[0], ((5, 5), (0, 3), None), requests[1]];
+            let e = plans_cached::<Gray8>(&bad, filter).err().map(|e| e.to_string());
+            assert_eq!(e, plan_boxed::<Gray8>(5, 5, 0, 3, filter, None).err().map(|e| e.to_string()), "{filter:?}");
+            assert!(e.is_some());
+        }
+    }
 }

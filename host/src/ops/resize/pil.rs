@@ -4,8 +4,10 @@
 //! pass into an 8-bit image, then a vertical pass. Images with alpha are premultiplied
 //! before and divided after, as `Image.resize` does for `LA` and `RGBA`.
 
+use std::sync::Arc;
+
 use super::PilFilter;
-use super::axis::axis;
+use super::axis::{PilAxis, axis};
 use super::plan::{PilPass, Plan, Taps};
 
 /// Fixed-point bits of the weights (`PRECISION_BITS`: 32 - 8 - 2).
@@ -99,12 +101,19 @@ pub(super) fn coeffs(in_size: usize, in0: f32, in1: f32, out_size: usize, filter
 /// The plan of `Image.resize((dw, dh), filter, box, reducing_gap=None)` for a `sw` x `sh`
 /// image (with `alpha`: its last channel is alpha, and the colors are resampled
 /// premultiplied). `boxed`: the source box, as Pillow's floats.
-pub(crate) fn plan(
+pub(crate) fn plan(s: (usize, usize), alpha: bool, d: (usize, usize), filter: PilFilter, boxed: Option<[f32; 4]>) -> Plan {
+    plan_with(s, alpha, d, filter, boxed, &mut |a| axis(a, filter))
+}
+
+/// [`plan`], its axes given by `axis_of` (in the order [`axes_of`] names them: a batch
+/// looks up its plans' axes together).
+pub(crate) fn plan_with(
     (sw, sh): (usize, usize),
     alpha: bool,
     (dw, dh): (usize, usize),
     filter: PilFilter,
     boxed: Option<[f32; 4]>,
+    axis_of: &mut dyn FnMut(AxisArgs) -> Arc<PilAxis>,
 ) -> Plan {
     let b = boxed.unwrap_or([0.0, 0.0, sw as f32, sh as f32]);
     if (sw, sh) == (dw, dh) && b == [0.0, 0.0, sw as f32, sh as f32] {
@@ -123,7 +132,10 @@ pub(crate) fn plan(
         }
         return Plan::Gather { xs: std::sync::Arc::new(xs), ys: std::sync::Arc::new(ys) };
     }
-    let passes: Vec<PilPass> = calls.flat_map(|call| resample(call, filter)).collect();
+    let mut passes = Vec::with_capacity(2);
+    for call in calls {
+        resample(call, &mut passes, axis_of);
+    }
     if passes.is_empty() {
         return Plan::Copy;
     }
@@ -162,8 +174,9 @@ fn call_axes(((sw, sh), (dw, dh), b): Call) -> Option<(AxisArgs, Option<AxisArgs
     Some(((sh, b[1], b[3], dh), need_h.then_some((sw, b[0], b[2], dw)), need_v))
 }
 
-/// Every axis [`plan`] takes for these arguments, so that a batch's new axes can be made
-/// together (on all cores) before its plans, each then two lookups.
+/// Every axis [`plan`] takes for these arguments, in the order it asks for them, so that a
+/// batch's axes are looked up together (the new ones made together, on all cores) and
+/// given to [`plan_with`].
 pub(crate) fn axes_of(
     (sw, sh): (usize, usize),
     (dw, dh): (usize, usize),
@@ -178,25 +191,23 @@ pub(crate) fn axes_of(
 
 /// `ImagingResampleInner`: the horizontal pass over the rows the vertical one reads, then
 /// the vertical pass, each only where the size or the box asks for it.
-fn resample(call: Call, filter: PilFilter) -> Vec<PilPass> {
-    let Some((down, across, need_v)) = call_axes(call) else { return Vec::new() };
+fn resample(call: Call, passes: &mut Vec<PilPass>, axis_of: &mut dyn FnMut(AxisArgs) -> Arc<PilAxis>) {
+    let Some((down, across, need_v)) = call_axes(call) else { return };
     let (_, (dw, dh), _) = call;
-    // Each axis kept (`axis.rs`): a size whose width and height were seen plans in two lookups.
-    let vert = axis(down, filter);
-    let mut passes = Vec::new();
+    // Each axis kept (`axis.rs`): a size whose width and height were seen plans in lookups.
+    let vert = axis_of(down);
     let mut offset = 0;
     if let Some(across) = across {
         // The rows the vertical pass reads: from the first output's first source to the
         // last output's last.
         let (first, last) = vert.reach;
-        let taps = axis(across, filter);
+        let taps = axis_of(across);
         passes.push(PilPass { horizontal: true, out: (dw, last - first), offset: first, taps });
         offset = first;
     }
     if need_v {
         passes.push(PilPass { horizontal: false, out: (dw, dh), offset, taps: vert });
     }
-    passes
 }
 
 /// What the GPU's `_mma` kernels (`cuimg_abi::resize::PILLOW_MMA_STEPS`) ask of a pass: the
