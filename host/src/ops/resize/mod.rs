@@ -300,21 +300,26 @@ fn pillow_plans<P: Pixel>(
         args.extend(pil::axes_of(s, d, f, b));
         ends.push(args.len());
     }
-    let axes = axis::axes(&args, f);
+    // Moved into the plans, not cloned (a batch's 512 axes: 2048 atomic counts fewer).
+    let mut axes = args.iter().copied().zip(axis::axes(&args, f));
     let mut start = 0;
     let plans = new.zip(ends).map(|(i, end)| {
         // Each plan asks for its axes in the order `axes_of` named them.
-        let mut given = args[start..end].iter().zip(&axes[start..end]);
+        let mut given = axes.by_ref().take(end - start);
         start = end;
-        let mut axis_of = |a| match given.next() {
-            Some((&g, x)) if axis::same(g, a) => x.clone(),
-            _ => {
-                debug_assert!(false, "{a:?}: `axes_of` names a plan's axes in the order it asks for them");
-                axis::axis(a, f)
-            }
+        let plan = {
+            let mut axis_of = |a| match given.next() {
+                Some((g, x)) if axis::same(g, a) => x,
+                _ => {
+                    debug_assert!(false, "{a:?}: `axes_of` names a plan's axes in the order it asks for them");
+                    axis::axis(a, f)
+                }
+            };
+            let (s, d, b) = sizes(i);
+            pil::plan_with(s, P::ALPHA.is_some(), d, f, b, &mut axis_of)
         };
-        let (s, d, b) = sizes(i);
-        (i, std::sync::Arc::new(pil::plan_with(s, P::ALPHA.is_some(), d, f, b, &mut axis_of)))
+        given.for_each(drop); // (none: each plan takes every axis named for it)
+        (i, std::sync::Arc::new(plan))
     });
     Ok(plans.collect())
 }
