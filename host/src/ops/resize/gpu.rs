@@ -247,7 +247,8 @@ impl Stream {
             crate::validate::non_empty(v.width(), v.height())?;
             requests.push(((v.width(), v.height()), (d.width, d.height), None));
         }
-        let plans = plans_cached::<P>(&requests, filter)?;
+        // (New plans kept once the launches are queued: `Keep`.)
+        let (plans, _keep) = plans_cached::<P>(&requests, filter)?;
         let (ptrs, _reads) = DeviceView::ptrs(src, &self.raw)?;
         let mut to = dst.buf.write(&self.raw)?;
         let base_out = to.ptr().addr();
@@ -337,7 +338,9 @@ impl Stream {
             crops.push((crop, inner));
         }
         host_span_end("batch: requests", requests_start);
-        let planned: Vec<Planned> = host_span("batch: plans", || plans_cached::<P>(&requests, filter))?
+        // (New plans kept once the launches are queued: `Keep`.)
+        let (plans, _keep) = host_span("batch: plans", || plans_cached::<P>(&requests, filter))?;
+        let planned: Vec<Planned> = plans
             .into_iter()
             .zip(crops)
             .map(|(p, (crop, inner))| (p, crop, inner))

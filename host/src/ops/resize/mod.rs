@@ -25,6 +25,10 @@ pub use plan::area_five;
 #[doc(hidden)]
 pub use tiles::force_tile_rows;
 
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
+
 use crate::error::{Error, Result};
 use crate::pixel::Pixel;
 use crate::validate;
@@ -217,6 +221,9 @@ type PlanKey = (u32, u32, u32, u32, Filter, usize, bool, Option<[u32; 4]>);
 /// Most plans [`plan_cached`] keeps; past it, it starts again (a pipeline's sizes repeat).
 const CACHED_PLANS: usize = 512;
 
+/// The kept plans by key (see [`plans_cached`]).
+static PLANS: Mutex<Option<FxHashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
+
 /// [`plan_boxed`], kept for the process: the GPU forms plan each size and filter once, not
 /// once per call (a Pillow Lanczos plan of a photo takes a tenth of a millisecond, more
 /// than its kernels; the benchmark's per-call times were mostly that). Plans are pure
@@ -228,22 +235,43 @@ pub(crate) fn plan_cached<P: Pixel>(
     dh: u32,
     filter: Filter,
     boxed: Option<SourceBox>,
-) -> Result<std::sync::Arc<plan::Plan>> {
-    let mut plans = plans_cached::<P>(&[((sw, sh), (dw, dh), boxed)], filter)?;
+) -> Result<Arc<plan::Plan>> {
+    let (mut plans, _keep) = plans_cached::<P>(&[((sw, sh), (dw, dh), boxed)], filter)?;
     Ok(plans.pop().expect("one plan asked for"))
 }
 
 /// One resize to plan: the source's size, the output's, Pillow's box.
 pub(crate) type PlanRequest = ((u32, u32), (u32, u32), Option<SourceBox>);
 
+/// A call's new plans, kept when this is dropped: a batch call holds it until its launches
+/// are queued, so that keeping them, and the table's clearing (which frees the plans it
+/// held), run while the GPU works. Before the launch they were 17 to 40 us of a call of
+/// new sizes on the lent host.
+#[must_use = "dropped, it keeps the plans at once: hold it until the launches are queued"]
+pub(crate) struct Keep(Vec<(PlanKey, Arc<plan::Plan>)>);
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        use crate::runtime::knobs::{host_span_end, host_span_start};
+        if self.0.is_empty() {
+            return;
+        }
+        let keep = host_span_start();
+        let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
+        let plans = plans.get_or_insert_default();
+        if plans.len() + self.0.len() > CACHED_PLANS {
+            plans.clear();
+        }
+        plans.extend(self.0.drain(..));
+        host_span_end("plans: keep", keep);
+    }
+}
+
 /// [`plan_cached`] for many requests (a batch): the kept plans found under one lock (a
 /// lock per image, taken by all cores at once, cost more than the lookups), the others
-/// planned from their kept axes, then kept under one more.
-pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -> Result<Vec<std::sync::Arc<plan::Plan>>> {
-    use crate::runtime::knobs::{host_span, host_span_end, host_span_start};
-    use rustc_hash::FxHashMap;
-    use std::sync::{Arc, Mutex};
-    static PLANS: Mutex<Option<FxHashMap<PlanKey, Arc<plan::Plan>>>> = Mutex::new(None);
+/// planned from their kept axes; those are kept when the [`Keep`] is dropped.
+pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -> Result<(Vec<Arc<plan::Plan>>, Keep)> {
+    use crate::runtime::knobs::host_span;
     let key = |&((sw, sh), (dw, dh), boxed): &PlanRequest| -> PlanKey {
         let bits = boxed.map(|b| [b.x0.to_bits(), b.y0.to_bits(), b.x1.to_bits(), b.y1.to_bits()]);
         (sw, sh, dw, dh, filter, P::CHANNELS, P::ALPHA.is_some(), bits)
@@ -265,20 +293,12 @@ pub(crate) fn plans_cached<P: Pixel>(requests: &[PlanRequest], filter: Filter) -
         Filter::OpenCv(_) => new().map(|i| Ok((i, plan(&requests[i])?))).collect(),
     })?;
     let mut out = found;
-    let keep = host_span_start();
-    if !made.is_empty() {
-        let mut plans = PLANS.lock().unwrap_or_else(|e| e.into_inner());
-        let plans = plans.get_or_insert_default();
-        if plans.len() + made.len() > CACHED_PLANS {
-            plans.clear();
-        }
-        for (i, p) in made {
-            plans.insert(key(&requests[i]), p.clone());
-            out[i] = Some(p);
-        }
+    let mut keep = Vec::with_capacity(made.len());
+    for (i, p) in made {
+        keep.push((key(&requests[i]), p.clone()));
+        out[i] = Some(p);
     }
-    host_span_end("plans: keep", keep);
-    Ok(out.into_iter().map(|p| p.expect("found or made")).collect())
+    Ok((out.into_iter().map(|p| p.expect("found or made")).collect(), Keep(keep)))
 }
 
 /// The plans of Pillow's requests `new` (after [`check_sizes`], as [`plan_boxed`]), all
@@ -287,7 +307,7 @@ fn pillow_plans<P: Pixel>(
     requests: &[PlanRequest],
     new: impl Iterator<Item = usize> + Clone,
     f: PilFilter,
-) -> Result<Vec<(usize, std::sync::Arc<plan::Plan>)>> {
+) -> Result<Vec<(usize, Arc<plan::Plan>)>> {
     let sizes = |i: usize| {
         let ((sw, sh), (dw, dh), boxed) = requests[i];
         ((sw as usize, sh as usize), (dw as usize, dh as usize), boxed.map(|b| [b.x0, b.y0, b.x1, b.y1]))
@@ -319,7 +339,7 @@ fn pillow_plans<P: Pixel>(
             pil::plan_with(s, P::ALPHA.is_some(), d, f, b, &mut axis_of)
         };
         given.for_each(drop); // (none: each plan takes every axis named for it)
-        (i, std::sync::Arc::new(plan))
+        (i, Arc::new(plan))
     });
     Ok(plans.collect())
 }
@@ -329,12 +349,17 @@ mod tests {
     use super::*;
     use crate::{Gray8, Rgba8};
 
+    /// The tests that plan through the process's table, one at a time (one's keeping may
+    /// clear what another has just kept).
+    static TABLE: Mutex<()> = Mutex::new(());
+
     /// A batch's plans, planned together (its axes looked up and made together), are each
     /// size's own: every Pillow filter, with sizes repeated in the batch, copies, boxes,
     /// images so tall `Image.resize` makes two calls, alpha; and a bad size's error is
     /// the one its own plan gives.
     #[test]
     fn a_batchs_plans_are_each_sizes_own() {
+        let _table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
         use rand::{Rng, SeedableRng};
         let mut r = rand::rngs::SmallRng::seed_from_u64(23);
         let mut requests: Vec<PlanRequest> = (0..40).map(|_| ((r.random_range(1..=90), r.random_range(1..=90)), (r.random_range(1..=50), r.random_range(1..=50)), None)).collect();
@@ -356,7 +381,7 @@ mod tests {
             // (OpenCV's filters take no box.)
             let requests: Vec<PlanRequest> =
                 requests.iter().copied().filter(|q| matches!(filter, Filter::Pillow(_)) || q.2.is_none()).collect();
-            let (alpha, gray) = (plans_cached::<Rgba8>(&requests, filter).unwrap(), plans_cached::<Gray8>(&requests, filter).unwrap());
+            let (alpha, gray) = (plans_cached::<Rgba8>(&requests, filter).unwrap().0, plans_cached::<Gray8>(&requests, filter).unwrap().0);
             for (i, q) in requests.iter().enumerate() {
                 let (a, g) = want(q);
                 assert_eq!(*alpha[i], a, "{filter:?} {q:?}");
@@ -367,5 +392,22 @@ mod tests {
             assert_eq!(e, plan_boxed::<Gray8>(5, 5, 0, 3, filter, None).err().map(|e| e.to_string()), "{filter:?}");
             assert!(e.is_some());
         }
+    }
+
+    /// New plans are kept when the call's `Keep` is dropped (after its launches), not before:
+    /// a lookup meanwhile makes them again; one after finds the kept ones.
+    #[test]
+    fn new_plans_are_kept_when_the_keep_is_dropped() {
+        let _table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+        let filter = Filter::Pillow(PilFilter::Bicubic);
+        // Sizes no other test plans (the table is the process's).
+        let requests: Vec<PlanRequest> = (0..3).map(|i| ((1000 + i, 999), (17, 13), None)).collect();
+        let (first, keep) = plans_cached::<Gray8>(&requests, filter).unwrap();
+        let (meanwhile, again) = plans_cached::<Gray8>(&requests, filter).unwrap();
+        assert!(first.iter().zip(&meanwhile).all(|(a, b)| !Arc::ptr_eq(a, b) && a == b), "not kept before the drop");
+        drop((keep, again));
+        let (after, none) = plans_cached::<Gray8>(&requests, filter).unwrap();
+        assert!(none.0.is_empty(), "nothing new");
+        assert!(after.iter().zip(&meanwhile).all(|(a, b)| Arc::ptr_eq(a, b)), "the last kept");
     }
 }

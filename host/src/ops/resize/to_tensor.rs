@@ -92,7 +92,8 @@ impl Stream {
             crate::validate::non_empty(v.width(), v.height())?;
             requests.push(((v.width(), v.height()), (width, height), None));
         }
-        let plans = host_span("tensor: plans", || plans_cached::<P>(&requests, filter))?;
+        // (New plans kept once the launches are queued: `Keep`.)
+        let (plans, _keep) = host_span("tensor: plans", || plans_cached::<P>(&requests, filter))?;
         let (ptrs, reads) = host_span("tensor: reads", || DeviceView::ptrs(src, &self.raw))?;
         // The images the tiled kernels do not take: (source, byte offset in the tensor, plan).
         let left: Vec<(Plane, u64, std::sync::Arc<Plan>)> = host_span("tensor: resize", || {
@@ -216,7 +217,7 @@ impl Stream {
             }
         }
         let requests: Vec<_> = src.iter().map(|f| ((f.width, f.height), (width, height), None)).collect();
-        let plans = plans_cached::<Rgb8>(&requests, filter)?;
+        let (plans, _keep) = plans_cached::<Rgb8>(&requests, filter)?;
         let reads = src.iter().map(|f| f.buf.buf.read(&self.raw)).collect::<Result<Vec<_>, _>>()?;
         // The frames the tiled kernels do not take, by index.
         let mut left: Vec<usize> = Vec::new();
