@@ -4,8 +4,7 @@
 //! of 256 sizes never seen took 60 to 80 ms on the lent machines (a Lanczos axis alone
 //! about 90 us on one core: its weights are sines in double); planned axis by axis, a size
 //! whose width and height were seen before costs two lookups (a batch's, all under one
-//! lock: [`axes`]). OpenCV's axes are kept the
-//! same way, in tables of [`Kept`] (`cv.rs`).
+//! lock: [`axes`]). OpenCV's axes are kept the same way, in tables of [`Kept`] (`cv.rs`).
 //!
 //! An axis is a pure function of its key (`coeffs`' arguments), so the kept one is the one
 //! a new call would make: nothing here changes a weight.

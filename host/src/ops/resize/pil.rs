@@ -130,7 +130,7 @@ pub(crate) fn plan_with(
             };
             (xs, ys) = (through(x2, &xs), through(y2, &ys));
         }
-        return Plan::Gather { xs: std::sync::Arc::new(xs), ys: std::sync::Arc::new(ys) };
+        return Plan::Gather { xs: Arc::new(xs), ys: Arc::new(ys) };
     }
     let mut passes = Vec::with_capacity(2);
     for call in calls {
