@@ -120,10 +120,11 @@ pub const fn pair(lo: u32, hi: u32) -> u64 {
 /// Most images one batch launch takes (`gridDim.z`); the host splits larger batches.
 pub const MAX_BATCH_LAUNCH: u32 = 65535;
 
-/// A kernel of the PTX module: its entry name and its one parameter struct.
-pub trait Kernel {
+/// A kernel of the PTX module: its entry name and its one parameter struct (plain values,
+/// which a host may keep and launch again: `Send`, `Sync` and `'static`).
+pub trait Kernel: 'static {
     const NAME: &'static str;
-    type Params: Copy;
+    type Params: Copy + Send + Sync + 'static;
 }
 
 /// What the PTX must declare for a kernel: `.entry NAME(.param .align ALIGN .b8 _[SIZE])`.

@@ -108,10 +108,12 @@ fn opts() -> Opts {
             // Launch tables each in a buffer of its own, a batch's groups in the order first
             // seen (before session 15).
             "--no-kept-tables" => cuimg::bench::KEPT_TABLES.store(0, std::sync::atomic::Ordering::Relaxed),
+            // Every batch call planned, none replayed (before session 24).
+            "--no-replay" => cuimg::ops::resize::resize_replay(false),
             "--bench" => {}
             other => {
                 panic!(
-                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--batch-only] [--aligned-batch] [--no-planes] [--no-mma] [--all-mma] [--no-area5] [--no-kept-tables] [--tile-rows N]"
+                    "unknown argument {other}; use [--quick] [--profile] [--out DIR] [--images DIR] [--dump DIR] [--only PREFIX] [--batch-only] [--aligned-batch] [--no-planes] [--no-mma] [--all-mma] [--no-area5] [--no-kept-tables] [--no-replay] [--tile-rows N]"
                 )
             }
         }
@@ -331,23 +333,34 @@ fn main() {
         // The host's time to queue a call, and the GPU's per call queued back to back.
         let modes = time_modes(&s, 5, 4, |_| s.resize_batch(&src, &mut dst, filter));
         host_spans(&s, || s.resize_batch(&src, &mut dst, filter));
+        // The same calls each planned, not replayed (as before session 24), in the same run.
+        cuimg::ops::resize::resize_replay(false);
+        let (planned, _) = time_gpu(&s, warm, runs, |_| s.resize_batch(&src, &mut dst, filter));
+        let planned_modes = time_modes(&s, 5, 4, |_| s.resize_batch(&src, &mut dst, filter));
+        host_spans(&s, || s.resize_batch(&src, &mut dst, filter));
+        cuimg::ops::resize::resize_replay(true);
         let got = s.download_batch(&dst).unwrap();
         let want = par::resize(&views[255], 224, 224, filter).unwrap();
         assert!(got[255] == want, "{name} batch: the GPU differs");
         let gbps = bytes as f64 / (med * 1e-3) / 1e9;
         println!(
-            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image  {:.2} of a copy of its bytes; first call {:.1} us; host {:.1} us, queued {:.1} us",
+            "{:>15} RGB8 {name:>17}: {:>9.1} us  {:.2} us per image  {:.2} of a copy of its bytes; first call {:.1} us; host {:.1} us, queued {:.1} us; planned each call {:.1} us ({:.2} us per image), host {:.1} us, queued {:.1} us",
             "batch 256->224",
             med * 1e3,
             med * 1e3 / 256.0,
             gbps / same,
             first * 1e3,
             modes.host_us,
-            modes.queued_ms * 1e3
+            modes.queued_ms * 1e3,
+            planned * 1e3,
+            planned * 1e3 / 256.0,
+            planned_modes.host_us,
+            planned_modes.queued_ms * 1e3
         );
         rows.push(json!({"case": "batch 256 ragged ~640x480 -> 224x224", "format": "RGB8", "filter": name,
             "median_ms": med, "min_ms": min, "first_call_ms": first, "us_per_image": med * 1e3 / 256.0,
             "host_us": modes.host_us, "queued_ms": modes.queued_ms,
+            "planned_ms": planned, "planned_host_us": planned_modes.host_us, "planned_queued_ms": planned_modes.queued_ms,
             "bytes": bytes, "gbps": gbps, "same_size_copy_gbps": same}));
     }
     fresh_batches(&s, &o, &big, &mut dst, warm, &mut rows);

@@ -34,6 +34,18 @@ impl Stream {
     /// every address is valid for the bytes it will touch, on this stream's context, ordered
     /// by access guards that live until this returns.
     pub(crate) unsafe fn launch<K: Kernel>(&self, cfg: LaunchConfig, params: K::Params) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_unrecorded::<K>(cfg, params) }?;
+        // Kept for replays where a recording runs (`replay.rs`).
+        self.record_launch::<K>(cfg, params);
+        Ok(())
+    }
+
+    /// [`Stream::launch`], not kept by a recording (a replay's).
+    ///
+    /// # Safety
+    /// As [`Stream::launch`].
+    pub(super) unsafe fn launch_unrecorded<K: Kernel>(&self, cfg: LaunchConfig, params: K::Params) -> Result<()> {
         let arg = Arg(params);
         let func = &self.gpu.inner.kernels.get::<K>().func;
         let mut builder = self.raw.launch_builder(func);

@@ -54,6 +54,8 @@ pub struct Stream {
     /// What operations keep between their calls on this stream, one value per type (see
     /// [`Stream::kept`]); the runtime does not know what they are.
     kept: RefCell<Vec<Box<dyn std::any::Any + Send>>>,
+    /// The launches of a call being recorded for replays (see [`Stream::record`]).
+    pub(super) recording: RefCell<Option<super::replay::Recording>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -82,6 +84,7 @@ impl Stream {
             staging: RefCell::new(None),
             tables: RefCell::new(None),
             kept: RefCell::new(Vec::new()),
+            recording: RefCell::new(None),
             _not_sync: PhantomData,
         }
     }
@@ -194,6 +197,13 @@ impl Stream {
     /// `launch` must queue its work on this stream (the address is nothing elsewhere), and
     /// may not ask for a table itself (a panic: the buffer is borrowed while it runs).
     pub(crate) fn with_table<R>(&self, bytes: &[u8], launch: impl FnOnce(u64) -> Result<R>) -> Result<R> {
+        // A recorded call's launches read a buffer of their own, held by the recording: the
+        // kept one is overwritten by the next call's copy.
+        if let Some(table) = self.record_table(bytes)? {
+            let r = launch(table.buf.read(&self.raw)?.ptr().addr());
+            self.hold_table(table);
+            return r;
+        }
         if bytes.len() > TABLE_KEPT || !super::knobs::kept_tables() {
             let table: DeviceBuffer<u8> = self.upload_slice(bytes)?;
             let read = table.buf.read(&self.raw)?;

@@ -9,6 +9,7 @@ mod gpu;
 mod launch;
 mod pil;
 mod pillow;
+mod replay;
 mod resident;
 mod separable;
 mod tiles;
@@ -22,6 +23,8 @@ pub use sizing::{ResizeLayout, Sizing};
 pub use pillow::{pillow_mma, pillow_mma_launches, pillow_planes, pillow_planes_launches};
 #[doc(hidden)]
 pub use plan::area_five;
+#[doc(hidden)]
+pub use replay::{resize_replay, resize_replays};
 #[doc(hidden)]
 pub use tiles::force_tile_rows;
 

@@ -98,6 +98,11 @@ fn mma_pays(passes: &[PilPass], channels: usize) -> bool {
     }
 }
 
+/// The choices of [`pillow_mma`] and [`pillow_planes`], as a number (for `replay.rs`).
+pub(super) fn choices() -> u64 {
+    MMA.load(Ordering::Relaxed) as u64 | u64::from(PLANES.load(Ordering::Relaxed)) << 2
+}
+
 /// For tests: how many launches of the `_mma` kernels this process has made. Not part of
 /// the API.
 pub fn pillow_mma_launches() -> u64 {
@@ -189,7 +194,9 @@ impl Stream {
                 left.extend(works);
                 continue;
             }
-            // The previous pass's outputs (this pass's inputs), one device image a job.
+            // The previous pass's outputs (this pass's inputs), one device image a job: this
+            // call's alone, so its launches are not replayed (`replay.rs`).
+            self.spoil_recording();
             let mut prev: Vec<DeviceBuffer<u8>> = Vec::new();
             for (i, horizontal) in shape.iter().enumerate() {
                 let last = i + 1 == shape.len();
@@ -366,8 +373,12 @@ impl Stream {
             let mma_shape = own.or_else(|| mma_fits.then(|| mma_tiles(rows, words, P::CHANNELS as u32)).flatten());
             let mma = mma_shape.is_some();
             let planes = !mma && planes();
-            MMA_LAUNCHES.fetch_add(u64::from(mma), Ordering::Relaxed);
-            PLANES_LAUNCHES.fetch_add(u64::from(planes), Ordering::Relaxed);
+            let count = move || {
+                MMA_LAUNCHES.fetch_add(u64::from(mma), Ordering::Relaxed);
+                PLANES_LAUNCHES.fetch_add(u64::from(planes), Ordering::Relaxed);
+            };
+            count();
+            self.on_replay(count);
             host_span_end("pillow: choice", choice_start);
             let jobs_start = host_span_start();
             let mut jobs = Vec::with_capacity(works.len());

@@ -57,6 +57,11 @@ pub fn area_five(on: bool) {
     AREA_FIVE.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The choice of [`area_five`], as a number (for `replay.rs`).
+pub(super) fn choices() -> u64 {
+    u64::from(AREA_FIVE.load(std::sync::atomic::Ordering::Relaxed))
+}
+
 /// The taps (across, down) of the area's separable kernel that takes lists `x` and `y`:
 /// 4 each way, 5 across and 4 down (a batch's photos 3 to 4 times the output's width, which
 /// a kernel of 8 across summed with 3 weights of 0 in every 8), 8 across and 4 down, or 8

@@ -80,6 +80,8 @@ impl Placed<'_> {
 #[derive(Default)]
 pub(super) struct Resident {
     arena: Option<DeviceBuffer<u8>>,
+    /// Counts the arenas made: a recorded call (`replay.rs`) reads the one of its own.
+    generation: u64,
     used: u64,
     /// Each placed plan's record in `records`, by plan. The records lie in the order they
     /// were placed (a batch's plans, where they were new together), so a batch's lookups
@@ -172,6 +174,24 @@ impl Stream {
         })
     }
 
+    /// Which arena this stream's is (see [`Stream::with_arena`]).
+    pub(super) fn arena_generation(&self) -> u64 {
+        self.kept(|r: &mut Resident| r.generation)
+    }
+
+    /// `f`'s result, run while the arena is read on this stream, if it is still the one of
+    /// `generation` (blocks are placed in an arena once and stay where they are); `None`
+    /// where another has replaced it.
+    pub(super) fn with_arena<R>(&self, generation: u64, f: impl FnOnce() -> Result<R>) -> Result<Option<R>> {
+        self.kept(|r: &mut Resident| {
+            let Some(arena) = r.arena.as_ref().filter(|_| r.generation == generation) else {
+                return Ok(None);
+            };
+            let _read = arena.buf.read(&self.raw)?;
+            f().map(Some)
+        })
+    }
+
     /// Places the blocks (`block(item, role)`) of the items not yet in `r`'s arena, in one
     /// upload (made on all cores where there are several); where they do not fit, in a
     /// larger arena that replaces it.
@@ -213,6 +233,7 @@ impl Stream {
             }
             r.arena = None; // freed (after its readers) before the next is allocated
             r.arena = Some(self.alloc_slice::<u8>(want.min(MOST) as usize)?);
+            r.generation += 1;
         }
         let arena = r.arena.as_mut().expect("made above");
         if !blocks.is_empty() {

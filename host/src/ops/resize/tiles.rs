@@ -97,6 +97,11 @@ pub fn force_tile_rows(rows: u32) {
     FORCED_ROWS.store(rows, Ordering::Relaxed);
 }
 
+/// The height [`force_tile_rows`] forces (0: none), for `replay.rs`.
+pub(super) fn forced_rows() -> u32 {
+    FORCED_ROWS.load(Ordering::Relaxed)
+}
+
 /// How much faster an SM makes tiles with two or more of its blocks busy than with one:
 /// the tiles are bound by issuing instructions once two share an SM (on the H100, 0.67 a
 /// cycle per scheduler with three), so three resident tiles are not three times one.
