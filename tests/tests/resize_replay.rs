@@ -15,8 +15,11 @@ use cuimg_tests::splitmix_bytes;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+/// A stream of its own for a test, which runs alone while the guard lives (`None`: no GPU).
+fn stream() -> Option<(std::sync::MutexGuard<'static, ()>, Stream)> {
+    let gpu = cuimg_tests::gpu()?;
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    Some((one, gpu.stream().unwrap()))
 }
 
 /// Random images of `sizes`, from `seed`.
@@ -41,6 +44,11 @@ fn poison<P: Pixel>(s: &Stream, dst: &mut DeviceBatch<P>, seed: u64) {
 fn upload<P: Pixel>(s: &Stream, imgs: &[Image<P>], src: &mut DeviceBatch<P>) {
     let views: Vec<_> = imgs.iter().map(|p| p.view()).collect();
     s.upload_batch_into(&views, src).unwrap();
+}
+
+/// The reference's bytes of `imgs` resized by `f` to `outs`, image by image.
+fn resized<P: Pixel>(imgs: &[Image<P>], outs: &[(u32, u32)], f: Filter) -> Vec<Image<P>> {
+    imgs.iter().zip(outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect()
 }
 
 /// `rounds` calls of `call` on one batch buffer and one output buffer, new pixels and new
@@ -93,20 +101,14 @@ fn replays_each<P: Pixel>(
 /// the third call on replays (every filter's plans here are one launch's).
 #[test]
 fn repeated_batches_replay_what_each_call_would_write() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let _one = one_at_a_time();
-    let s = gpu.stream().unwrap();
+    let Some((_one, s)) = stream() else { return };
     let sizes = [(100, 37), (64, 48), (33, 71), (201, 150), (8, 8)];
     let outs = [(50, 20), (20, 60), (50, 20), (64, 64), (3, 2)];
     for (name, f) in Filter::ALL {
-        let want = |imgs: &[Image<Rgb8>]| -> Vec<Image<Rgb8>> {
-            imgs.iter().zip(&outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect()
-        };
+        let want = |imgs: &[Image<Rgb8>]| resized(imgs, &outs, f);
         let replays = rounds::<Rgb8>(&s, &sizes, &outs, 5, |a, b| s.resize_batch(a, b, f), want, name);
         assert!(replays >= 3, "{name} RGB8: {replays} of 5 calls replayed");
-        let want = |imgs: &[Image<Gray8>]| -> Vec<Image<Gray8>> {
-            imgs.iter().zip(&outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect()
-        };
+        let want = |imgs: &[Image<Gray8>]| resized(imgs, &outs, f);
         let replays = rounds::<Gray8>(&s, &sizes, &outs, 5, |a, b| s.resize_batch(a, b, f), want, name);
         assert!(replays >= 3, "{name} Gray8: {replays} of 5 calls replayed");
     }
@@ -115,9 +117,7 @@ fn repeated_batches_replay_what_each_call_would_write() {
 /// Letterboxes and crops (layouts: paddings, colors, source boxes) replayed.
 #[test]
 fn repeated_layouts_replay_their_paddings_and_boxes() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let _one = one_at_a_time();
-    let s = gpu.stream().unwrap();
+    let Some((_one, s)) = stream() else { return };
     let sizes = [(64, 48), (37, 91), (200, 120), (5, 3), (120, 120)];
     for name in ["cv-linear", "cv-area", "pil-bilinear", "pil-lanczos"] {
         let f: Filter = name.parse().unwrap();
@@ -149,15 +149,11 @@ fn repeated_layouts_replay_their_paddings_and_boxes() {
 /// call.
 #[test]
 fn batches_of_launches_a_pass_are_not_replayed() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let _one = one_at_a_time();
-    let s = gpu.stream().unwrap();
+    let Some((_one, s)) = stream() else { return };
     let sizes = [(901, 677), (640, 480)];
     for (name, outs) in [("pil-lanczos", [(3, 2), (2, 3)]), ("pil-bilinear", [(901, 100), (640, 50)])] {
         let f: Filter = name.parse().unwrap();
-        let want = |imgs: &[Image<Rgb8>]| -> Vec<Image<Rgb8>> {
-            imgs.iter().zip(&outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect()
-        };
+        let want = |imgs: &[Image<Rgb8>]| resized(imgs, &outs, f);
         let replays = rounds::<Rgb8>(&s, &sizes, &outs, 4, |a, b| s.resize_batch(a, b, f), want, name);
         assert_eq!(replays, 0, "{name} to {outs:?}: launches a pass replayed");
     }
@@ -167,9 +163,7 @@ fn batches_of_launches_a_pass_are_not_replayed() {
 /// call writes its own buffer only, replayed once both are recorded.
 #[test]
 fn alternating_buffers_each_replay_into_their_own() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let _one = one_at_a_time();
-    let s = gpu.stream().unwrap();
+    let Some((_one, s)) = stream() else { return };
     let f: Filter = "pil-bicubic".parse().unwrap();
     let sizes = [(100, 37), (64, 48), (201, 150)];
     let outs = [(50, 20), (20, 60), (64, 64)];
@@ -185,9 +179,7 @@ fn alternating_buffers_each_replay_into_their_own() {
         poison(&s, other, 99 + round);
         let untouched = s.download_batch(other).unwrap();
         s.resize_batch(&src, into, f).unwrap();
-        let want: Vec<_> =
-            imgs.iter().zip(&outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect();
-        assert_eq!(s.download_batch(into).unwrap(), want, "round {round}");
+        assert_eq!(s.download_batch(into).unwrap(), resized(&imgs, &outs, f), "round {round}");
         assert!(s.download_batch(other).unwrap() == untouched, "round {round}: the other buffer was written");
     }
     let replays = resize_replays() - before;
@@ -199,15 +191,11 @@ fn alternating_buffers_each_replay_into_their_own() {
 /// the reference's bytes.
 #[test]
 fn a_new_choice_of_kernels_is_not_replayed_from_the_old() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let _one = one_at_a_time();
-    let s = gpu.stream().unwrap();
+    let Some((_one, s)) = stream() else { return };
     let f: Filter = "pil-lanczos".parse().unwrap();
     let sizes = [(640, 480), (600, 500)];
     let outs = [(224, 224), (224, 224)];
-    let want = |imgs: &[Image<Rgb8>]| -> Vec<Image<Rgb8>> {
-        imgs.iter().zip(&outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect()
-    };
+    let want = |imgs: &[Image<Rgb8>]| resized(imgs, &outs, f);
     let mut src = s.alloc_batch::<Rgb8>(&sizes).unwrap();
     let mut dst = s.alloc_batch::<Rgb8>(&outs).unwrap();
     for (round, mma) in [true, true, true, false, false, false, true].into_iter().enumerate() {
@@ -229,15 +217,11 @@ fn a_new_choice_of_kernels_is_not_replayed_from_the_old() {
 /// (its launches planned again, into the new arena), and replays from then on.
 #[test]
 fn a_new_arena_of_tables_is_not_read_by_old_launches() {
-    let Some(gpu) = cuimg_tests::gpu() else { return };
-    let _one = one_at_a_time();
-    let s = gpu.stream().unwrap();
+    let Some((_one, s)) = stream() else { return };
     let f: Filter = "pil-lanczos".parse().unwrap();
     let sizes = [(640, 480), (333, 211)];
     let outs = [(224, 224), (100, 70)];
-    let want = |imgs: &[Image<Rgb8>]| -> Vec<Image<Rgb8>> {
-        imgs.iter().zip(&outs).map(|(i, &(w, h))| cpu::resize(&i.view(), w, h, f).unwrap()).collect()
-    };
+    let want = |imgs: &[Image<Rgb8>]| resized(imgs, &outs, f);
     let call = |a: &DeviceBatch<Rgb8>, b: &mut DeviceBatch<Rgb8>| s.resize_batch(a, b, f);
     let (mut src, mut dst) = (s.alloc_batch::<Rgb8>(&sizes).unwrap(), s.alloc_batch::<Rgb8>(&outs).unwrap());
     let before = replays_each(&s, (&mut src, &mut dst), 0..3, call, want, "before");
