@@ -62,7 +62,8 @@ pub(super) type Image<'a> = (&'a Entry, &'a Entry, Option<SourceBox>, Option<(Pa
 /// fresh call on the lent host), and a recorded one is compared word by word, in one pass.
 pub(super) struct Call<I> {
     pixel: TypeId,
-    head: [u64; 7],
+    head: [u64; 8],
+    count: usize,
     images: I,
 }
 
@@ -79,8 +80,8 @@ impl<'a, I: Iterator<Item = Image<'a>> + Clone> Call<I> {
     /// pixels `P`.
     pub fn new<P: 'static>(filter: Filter, from: u64, to: u64, count: usize, images: I) -> Call<I> {
         let filter = Filter::ALL.iter().position(|&(_, f)| f == filter).expect("every filter is listed") as u64;
-        let [a, b, c] = choices();
-        Call { pixel: TypeId::of::<P>(), head: [filter, a, b, c, from, to, count as u64], images }
+        let [a, b, c, d] = choices();
+        Call { pixel: TypeId::of::<P>(), head: [filter, a, b, c, d, from, to, count as u64], count, images }
     }
 
     /// `f` of each word in order, while it returns true; whether it did for every word.
@@ -138,7 +139,7 @@ impl<'a, I: Iterator<Item = Image<'a>> + Clone> Call<I> {
 
     /// Its words, kept (for a recording).
     pub fn key(&self, hash: u64) -> CallKey {
-        let mut words = Vec::with_capacity(self.head.len() + 5 * self.head[6] as usize);
+        let mut words = Vec::with_capacity(self.head.len() + 5 * self.count);
         self.visit(|w| {
             words.push(w);
             true
@@ -153,10 +154,10 @@ fn pair(lo: u32, hi: u32) -> u64 {
 
 /// The choices between kernels and tiles that tests and the benchmark set for the process
 /// (each gives the same bytes; the launches differ).
-fn choices() -> [u64; 3] {
+fn choices() -> [u64; 4] {
     let ops = super::pillow::choices() | super::plan::choices() << 8 | u64::from(knobs::kept_tables()) << 16;
-    let grid = knobs::grid_waves() as u64 | knobs::grid_cap().map_or(0, |c| c as u64 + 1) << 32;
-    [ops, super::tiles::forced_rows() as u64, grid]
+    let cap = knobs::grid_cap().map_or(0, |c| c as u64 + 1);
+    [ops, super::tiles::forced_rows() as u64, knobs::grid_waves() as u64, cap]
 }
 
 /// A stream's recorded calls, and the last calls seen.
