@@ -85,16 +85,8 @@ impl Stream {
         }
     }
 
-    /// A table for the running recording's launches: `bytes` in new device memory the
-    /// recording holds (the address, and the buffer read until the launches are queued).
-    pub(super) fn record_table(&self, bytes: &[u8]) -> Result<Option<DeviceBuffer<u8>>> {
-        if !self.recording() {
-            return Ok(None);
-        }
-        Ok(Some(self.upload_slice(bytes)?))
-    }
-
-    /// Keeps `table` (see [`Stream::record_table`]) for the running recording.
+    /// Keeps `table`, which the running recording's launches read, for its replays (none
+    /// runs: dropped, freed after the launches queued on it).
     pub(super) fn hold_table(&self, table: DeviceBuffer<u8>) {
         if let Some(r) = self.recording.borrow_mut().as_mut() {
             r.tables.push(table);

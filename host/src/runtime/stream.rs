@@ -197,17 +197,14 @@ impl Stream {
     /// `launch` must queue its work on this stream (the address is nothing elsewhere), and
     /// may not ask for a table itself (a panic: the buffer is borrowed while it runs).
     pub(crate) fn with_table<R>(&self, bytes: &[u8], launch: impl FnOnce(u64) -> Result<R>) -> Result<R> {
-        // A recorded call's launches read a buffer of their own, held by the recording: the
-        // kept one is overwritten by the next call's copy.
-        if let Some(table) = self.record_table(bytes)? {
+        // A recorded call's launches read a buffer of their own too, which the recording
+        // holds (`hold_table`; dropped otherwise, after the launches): the kept one is
+        // overwritten by the next call's copy.
+        if self.recording() || bytes.len() > TABLE_KEPT || !super::knobs::kept_tables() {
+            let table: DeviceBuffer<u8> = self.upload_slice(bytes)?;
             let r = launch(table.buf.read(&self.raw)?.ptr().addr());
             self.hold_table(table);
             return r;
-        }
-        if bytes.len() > TABLE_KEPT || !super::knobs::kept_tables() {
-            let table: DeviceBuffer<u8> = self.upload_slice(bytes)?;
-            let read = table.buf.read(&self.raw)?;
-            return launch(read.ptr().addr());
         }
         let mut slot = self.tables.borrow_mut();
         if slot.as_ref().is_none_or(|t| t.len() < bytes.len()) {

@@ -188,7 +188,7 @@ pub(super) fn tile_shape<S: Borrow<Spans>>(
             .map(|&((w, h), n)| n * (w as u64).div_ceil(SEPARABLE_TILE_W as u64) * (h as u64).div_ceil(rows as u64))
             .sum()
     };
-    let forced = FORCED_ROWS.load(Ordering::Relaxed) as usize;
+    let forced = forced_rows() as usize;
     if (1..=heights).contains(&forced)
         && let Some(most) = span(forced - 1)
     {
